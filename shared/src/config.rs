@@ -1,0 +1,29 @@
+//! Settings both node kinds share. Every setting is a command-line flag with an
+//! environment variable behind it, so `--help` lists them all.
+
+use clap::Args;
+
+/// Settings common to `iris-gateway` and `iris-worker`.
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    /// Redis holding the cluster's state (streams, outboxes, leases, tokens).
+    #[arg(long, env = "IRIS_REDIS_URL", default_value = "redis://127.0.0.1:6379")]
+    pub redis_url: String,
+
+    /// Number of inbound partitions; must be the same on every node of the cluster.
+    #[arg(long, env = "IRIS_PARTITIONS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub partitions: u32,
+
+    /// Stable name of this node (defaults to a random one per process).
+    #[arg(long, env = "IRIS_NODE_ID")]
+    pub node_id: Option<String>,
+}
+
+impl ClusterArgs {
+    /// The node id to use: the configured one, or `<kind>-<random hex>`.
+    pub fn node_id_or_random(&self, kind: &str) -> String {
+        self.node_id
+            .clone()
+            .unwrap_or_else(|| format!("{kind}-{:08x}", rand::random::<u32>()))
+    }
+}

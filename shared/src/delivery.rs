@@ -1,0 +1,165 @@
+//! Frames on their way to devices: the [`RoutedFrame`] that outbox entries and gateway
+//! delivery-stream entries both carry, and the per-gateway-node delivery streams.
+//!
+//! A worker publishes a frame once per gateway node that holds a device of the account
+//! (never once per device); each gateway reads its own stream with one blocking read and
+//! fans the frame out to its sessions.
+
+use std::collections::HashMap;
+
+use redis::streams::StreamId;
+use redis::Value;
+
+use crate::keys;
+
+/// Most entries a node's delivery stream keeps; a node that falls further behind fills
+/// the gap from the outbox.
+pub const NODE_STREAM_MAX_LEN: u64 = 100_000;
+/// A dead node's delivery stream disappears this long after its last renewal.
+pub const NODE_STREAM_TTL_SECS: u64 = 600;
+
+/// A server frame addressed within one account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutedFrame {
+    /// Account whose devices receive the frame.
+    pub account: String,
+    /// Outbox position; `None` for live-only frames (`message.update`, `tool.progress`, ...).
+    pub seq: Option<u64>,
+    /// The frame as JSON, without `seq` and `id` (added per device at delivery).
+    pub frame_json: String,
+    /// Device whose request caused the frame; it receives the frame with `id`.
+    pub origin_device: Option<String>,
+    /// Request id that the origin device's copy carries.
+    pub request_id: Option<u64>,
+    /// Only this device receives the frame (e.g. an error answering its request).
+    pub target_device: Option<String>,
+}
+
+impl RoutedFrame {
+    /// Stream fields of this frame (the account is implied by an outbox key, so it is
+    /// written only to delivery streams).
+    pub fn fields(&self, with_account: bool) -> Vec<(&'static str, String)> {
+        let mut fields = vec![
+            ("f", self.frame_json.clone()),
+            ("o", self.origin_device.clone().unwrap_or_default()),
+            ("r", self.request_id.map(|id| id.to_string()).unwrap_or_default()),
+            ("t", self.target_device.clone().unwrap_or_default()),
+            ("s", self.seq.map(|seq| seq.to_string()).unwrap_or_default()),
+        ];
+        if with_account {
+            fields.push(("a", self.account.clone()));
+        }
+        fields
+    }
+
+    /// Reads a frame back from stream entry fields; `account` fills in for outbox entries,
+    /// `seq` for outbox entries whose seq is their entry id.
+    pub fn from_fields(
+        map: &HashMap<String, Value>,
+        account: Option<&str>,
+        seq: Option<u64>,
+    ) -> Option<Self> {
+        let text = |name: &str| -> Option<String> {
+            map.get(name)
+                .and_then(|value| redis::from_redis_value_ref::<String>(value).ok())
+                .filter(|s| !s.is_empty())
+        };
+        Some(Self {
+            account: account.map(str::to_owned).or_else(|| text("a"))?,
+            seq: seq.or_else(|| text("s").and_then(|s| s.parse().ok())),
+            frame_json: text("f")?,
+            origin_device: text("o"),
+            request_id: text("r").and_then(|r| r.parse().ok()),
+            target_device: text("t"),
+        })
+    }
+
+    /// Whether the device `device_id` receives this frame at all.
+    pub fn is_for(&self, device_id: &str) -> bool {
+        self.target_device
+            .as_deref()
+            .is_none_or(|target| target == device_id)
+    }
+
+    /// The request id the copy for `device_id` carries.
+    pub fn request_id_for(&self, device_id: &str) -> Option<u64> {
+        match self.origin_device.as_deref() {
+            Some(origin) if origin == device_id => self.request_id,
+            _ => None,
+        }
+    }
+}
+
+/// Publishes `frame` to the delivery streams of `nodes`, in one round trip.
+pub async fn publish_to_nodes<C: redis::aio::ConnectionLike + Send>(
+    conn: &mut C,
+    frame: &RoutedFrame,
+    nodes: &[String],
+) -> redis::RedisResult<()> {
+    if nodes.is_empty() {
+        return Ok(());
+    }
+    let fields = frame.fields(true);
+    let mut pipe = redis::pipe();
+    for node in nodes {
+        let mut cmd = redis::cmd("XADD");
+        cmd.arg(keys::node_delivery(node))
+            .arg("MAXLEN")
+            .arg("~")
+            .arg(NODE_STREAM_MAX_LEN)
+            .arg("*");
+        for (name, value) in &fields {
+            cmd.arg(*name).arg(value);
+        }
+        pipe.add_command(cmd).ignore();
+    }
+    pipe.query_async(conn).await
+}
+
+/// Parses an entry of a node delivery stream.
+pub fn from_delivery_entry(entry: &StreamId) -> Option<RoutedFrame> {
+    RoutedFrame::from_fields(&entry.map, None, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame() -> RoutedFrame {
+        RoutedFrame {
+            account: "alice".into(),
+            seq: Some(7),
+            frame_json: r#"{"v":1,"type":"agent.idle","payload":{}}"#.into(),
+            origin_device: Some("phone".into()),
+            request_id: Some(3),
+            target_device: None,
+        }
+    }
+
+    #[test]
+    fn fields_round_trip_through_a_stream_entry() {
+        let map = frame()
+            .fields(true)
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), Value::BulkString(v.into_bytes())))
+            .collect();
+        assert_eq!(RoutedFrame::from_fields(&map, None, None), Some(frame()));
+    }
+
+    #[test]
+    fn only_the_origin_device_gets_the_request_id() {
+        assert_eq!(frame().request_id_for("phone"), Some(3));
+        assert_eq!(frame().request_id_for("tablet"), None);
+    }
+
+    #[test]
+    fn targeted_frames_skip_other_devices() {
+        let targeted = RoutedFrame {
+            target_device: Some("phone".into()),
+            ..frame()
+        };
+        assert!(targeted.is_for("phone"));
+        assert!(!targeted.is_for("tablet"));
+        assert!(frame().is_for("tablet"));
+    }
+}

@@ -1,0 +1,84 @@
+//! Entries of the per-partition inbound streams: chat-scoped requests on their way from a
+//! gateway to the worker that owns the chat's partition.
+
+use redis::aio::ConnectionLike;
+use redis::streams::StreamId;
+
+use crate::keys;
+use crate::partition::{partition_of, Partition};
+
+/// Most entries an inbound stream keeps; far above what healthy workers leave unread.
+pub const INBOUND_MAX_LEN: u64 = 1_000_000;
+
+/// One request for a worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboundRequest {
+    /// Account the request belongs to.
+    pub account: String,
+    /// Device that sent it.
+    pub device_id: String,
+    /// Chat it is scoped to.
+    pub chat_id: String,
+    /// The app frame as JSON (protocol v1, as parsed and re-serialized by the gateway).
+    pub frame_json: String,
+    /// Gateway node that received it.
+    pub gateway: String,
+    /// When the gateway received it (ms since the epoch).
+    pub received_ms: u64,
+}
+
+impl InboundRequest {
+    /// Appends the request to its chat's partition; returns the entry id.
+    pub async fn enqueue<C: ConnectionLike + Send>(
+        &self,
+        conn: &mut C,
+        partitions: u32,
+    ) -> redis::RedisResult<String> {
+        let partition = partition_of(&self.account, &self.chat_id, partitions);
+        redis::cmd("XADD")
+            .arg(keys::inbound(partition))
+            .arg("MAXLEN")
+            .arg("~")
+            .arg(INBOUND_MAX_LEN)
+            .arg("*")
+            .arg("a")
+            .arg(&self.account)
+            .arg("d")
+            .arg(&self.device_id)
+            .arg("c")
+            .arg(&self.chat_id)
+            .arg("f")
+            .arg(&self.frame_json)
+            .arg("g")
+            .arg(&self.gateway)
+            .arg("ts")
+            .arg(self.received_ms)
+            .query_async(conn)
+            .await
+    }
+
+    /// Reads a request back from an inbound stream entry.
+    pub fn from_entry(entry: &StreamId) -> Option<Self> {
+        let text = |name: &str| entry.get::<String>(name);
+        Some(Self {
+            account: text("a")?,
+            device_id: text("d")?,
+            chat_id: text("c")?,
+            frame_json: text("f")?,
+            gateway: text("g").unwrap_or_default(),
+            received_ms: text("ts").and_then(|ts| ts.parse().ok()).unwrap_or(0),
+        })
+    }
+}
+
+/// An inbound entry as a worker reads it.
+#[derive(Debug, Clone)]
+pub struct InboundEntry {
+    /// Partition it was read from.
+    pub partition: Partition,
+    /// Its stream entry id (unique within the partition).
+    pub entry_id: String,
+    /// The request, or `None` if the entry could not be read (it is acknowledged and
+    /// dropped with a log line, never retried forever).
+    pub request: Option<InboundRequest>,
+}

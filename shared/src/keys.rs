@@ -1,0 +1,149 @@
+//! The one module that names Redis keys. Nothing else in the cluster formats a key.
+//!
+//! Every per-account key carries the hash tag `{a:<account>}` so that all of an account's
+//! state lives in one Redis Cluster slot and the Lua scripts in `scripts/` may touch several
+//! of its keys atomically. Per-partition lease keys share the tag `{p:<n>}` for the same
+//! reason. Account names are restricted by [`is_valid_account`] so a name can never break
+//! out of its hash tag.
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `iris:token:<sha256>` | hash | a device token's account, label, creation time |
+//! | `iris:{a:A}:tokens` | set | the token hashes of account A |
+//! | `iris:{a:A}:outbox` | stream | A's never-dropped frames, entry id `<seq>-0` |
+//! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head |
+//! | `iris:{a:A}:presence` | zset | gateway node → expiry (ms) of its hold on A's devices |
+//! | `iris:{a:A}:channels` | hash | chat id → channel JSON |
+//! | `iris:{a:A}:devices` | hash | device id → device JSON (name, last seen) |
+//! | `iris:{a:A}:turn:<p>:<entry>` | hash | effect ordinal → outbox seq, for exactly-once replays |
+//! | `iris:{a:A}:fence:<chat>` | string | highest fencing token that wrote for the chat |
+//! | `iris:{a:A}:history:<chat>` | stream | the chat's finished messages |
+//! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
+//! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
+//! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
+//! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
+//! | `iris:node:<id>:deliver` | stream | frames for the devices gateway node `id` holds |
+
+use crate::partition::Partition;
+
+/// Prefix of every key the cluster writes.
+pub const PREFIX: &str = "iris";
+/// Consumer group that workers read inbound partitions with.
+pub const WORKER_GROUP: &str = "workers";
+
+/// Whether `account` may name an account: 1-128 of `[A-Za-z0-9._@-]`.
+pub fn is_valid_account(account: &str) -> bool {
+    (1..=128).contains(&account.len())
+        && account
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'@' | b'-'))
+}
+
+/// Keys of one account; all share the account's hash tag.
+#[derive(Debug, Clone)]
+pub struct AccountKeys {
+    tag: String,
+}
+
+impl AccountKeys {
+    /// Keys of `account` (which must satisfy [`is_valid_account`]).
+    pub fn new(account: &str) -> Self {
+        Self {
+            tag: format!("{PREFIX}:{{a:{account}}}"),
+        }
+    }
+    /// The account's token-hash set.
+    pub fn tokens(&self) -> String {
+        format!("{}:tokens", self.tag)
+    }
+    /// The account's outbox stream.
+    pub fn outbox(&self) -> String {
+        format!("{}:outbox", self.tag)
+    }
+    /// The outbox's head counter.
+    pub fn outbox_meta(&self) -> String {
+        format!("{}:outbox:meta", self.tag)
+    }
+    /// Which gateway nodes hold the account's devices.
+    pub fn presence(&self) -> String {
+        format!("{}:presence", self.tag)
+    }
+    /// The account's channels.
+    pub fn channels(&self) -> String {
+        format!("{}:channels", self.tag)
+    }
+    /// The account's known devices.
+    pub fn devices(&self) -> String {
+        format!("{}:devices", self.tag)
+    }
+    /// Effects already written for inbound entry `entry_id` of `partition`.
+    pub fn turn_effects(&self, partition: Partition, entry_id: &str) -> String {
+        format!("{}:turn:{partition}:{entry_id}", self.tag)
+    }
+    /// Highest fencing token that wrote for `chat_id`.
+    pub fn chat_fence(&self, chat_id: &str) -> String {
+        format!("{}:fence:{chat_id}", self.tag)
+    }
+    /// Finished messages of `chat_id`.
+    pub fn history(&self, chat_id: &str) -> String {
+        format!("{}:history:{chat_id}", self.tag)
+    }
+}
+
+/// A device token's record, by the token's SHA-256 (hex).
+pub fn token(token_sha256_hex: &str) -> String {
+    format!("{PREFIX}:token:{token_sha256_hex}")
+}
+
+/// Inbound stream of `partition`.
+pub fn inbound(partition: Partition) -> String {
+    format!("{PREFIX}:in:{partition}")
+}
+
+/// Lease of `partition`.
+pub fn lease(partition: Partition) -> String {
+    format!("{PREFIX}:{{p:{partition}}}:lease")
+}
+
+/// Fencing-token counter of `partition`.
+pub fn lease_fence(partition: Partition) -> String {
+    format!("{PREFIX}:{{p:{partition}}}:fence")
+}
+
+/// Live worker nodes.
+pub fn workers() -> String {
+    format!("{PREFIX}:workers")
+}
+
+/// Delivery stream of gateway node `node_id`.
+pub fn node_delivery(node_id: &str) -> String {
+    format!("{PREFIX}:node:{node_id}:deliver")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_keys_share_one_hash_tag() {
+        let keys = AccountKeys::new("alice");
+        for key in [
+            keys.outbox(),
+            keys.outbox_meta(),
+            keys.presence(),
+            keys.turn_effects(3, "1-0"),
+            keys.chat_fence("android:default"),
+            keys.history("android:default"),
+        ] {
+            assert!(key.starts_with("iris:{a:alice}:"), "{key}");
+        }
+    }
+
+    #[test]
+    fn account_names_cannot_escape_their_hash_tag() {
+        assert!(is_valid_account("alice@example.com"));
+        assert!(!is_valid_account("a}b"));
+        assert!(!is_valid_account(""));
+        assert!(!is_valid_account(&"x".repeat(129)));
+    }
+}

@@ -1,0 +1,122 @@
+//! Partition leases with fencing tokens, and the registry of live workers.
+//!
+//! Exactly one worker holds a partition's lease at a time. Each acquisition of a free lease
+//! issues a fencing token larger than every earlier one; the holder writes with it, and a
+//! chat's fence (see `fence_claim.lua`) refuses writes from any older token, so a worker
+//! that lost its lease but has not noticed yet cannot write over its successor.
+
+use redis::aio::ConnectionLike;
+
+use crate::keys;
+use crate::outbox::OUTBOX_RETENTION_SECS;
+use crate::partition::Partition;
+use crate::{keys::AccountKeys, scripts};
+
+/// A lease this node holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldLease {
+    /// The leased partition.
+    pub partition: Partition,
+    /// Fencing token issued with it.
+    pub fence: u64,
+}
+
+fn holder_value(node: &str, fence: u64) -> String {
+    format!("{node}|{fence}")
+}
+
+/// Takes `partition` if free (or extends it if `node` holds it already).
+pub async fn acquire<C: ConnectionLike + Send>(
+    conn: &mut C,
+    partition: Partition,
+    node: &str,
+    ttl_ms: u64,
+) -> redis::RedisResult<Option<HeldLease>> {
+    let fence: u64 = scripts::LEASE_ACQUIRE
+        .key(keys::lease(partition))
+        .key(keys::lease_fence(partition))
+        .arg(node)
+        .arg(ttl_ms)
+        .invoke_async(conn)
+        .await?;
+    Ok((fence > 0).then_some(HeldLease { partition, fence }))
+}
+
+/// Extends a held lease; `false` means it is lost.
+pub async fn renew<C: ConnectionLike + Send>(
+    conn: &mut C,
+    lease: HeldLease,
+    node: &str,
+    ttl_ms: u64,
+) -> redis::RedisResult<bool> {
+    let renewed: u8 = scripts::LEASE_RENEW
+        .key(keys::lease(lease.partition))
+        .arg(holder_value(node, lease.fence))
+        .arg(ttl_ms)
+        .invoke_async(conn)
+        .await?;
+    Ok(renewed == 1)
+}
+
+/// Gives a held lease up so another worker can take it at once.
+pub async fn release<C: ConnectionLike + Send>(
+    conn: &mut C,
+    lease: HeldLease,
+    node: &str,
+) -> redis::RedisResult<()> {
+    let _: u8 = scripts::LEASE_RELEASE
+        .key(keys::lease(lease.partition))
+        .arg(holder_value(node, lease.fence))
+        .invoke_async(conn)
+        .await?;
+    Ok(())
+}
+
+/// Raises the fence of `chat_id` to `fence`; `false` means a newer owner already wrote.
+pub async fn claim_chat<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    chat_id: &str,
+    fence: u64,
+) -> redis::RedisResult<bool> {
+    let claimed: u8 = scripts::FENCE_CLAIM
+        .key(AccountKeys::new(account).chat_fence(chat_id))
+        .arg(fence)
+        .arg(OUTBOX_RETENTION_SECS)
+        .invoke_async(conn)
+        .await?;
+    Ok(claimed == 1)
+}
+
+/// Announces that worker `node` is alive until `expires_ms`, and returns how many workers
+/// are alive now (including this one).
+pub async fn heartbeat<C: ConnectionLike + Send>(
+    conn: &mut C,
+    node: &str,
+    now_ms: u64,
+    expires_ms: u64,
+) -> redis::RedisResult<usize> {
+    let (_, _, alive): ((), (), usize) = redis::pipe()
+        .cmd("ZADD")
+        .arg(keys::workers())
+        .arg(expires_ms)
+        .arg(node)
+        .cmd("ZREMRANGEBYSCORE")
+        .arg(keys::workers())
+        .arg("-inf")
+        .arg(now_ms)
+        .cmd("ZCARD")
+        .arg(keys::workers())
+        .query_async(conn)
+        .await?;
+    Ok(alive)
+}
+
+/// Removes worker `node` from the live set (on orderly shutdown).
+pub async fn leave<C: ConnectionLike + Send>(conn: &mut C, node: &str) -> redis::RedisResult<()> {
+    redis::cmd("ZREM")
+        .arg(keys::workers())
+        .arg(node)
+        .query_async(conn)
+        .await
+}

@@ -1,0 +1,32 @@
+//! Iris Cluster shared library: everything both node kinds must agree on.
+//!
+//! # Layout
+//! - [`protocol`]: the typed wire frames of protocol v1 (app ⇄ server), parsing and validation.
+//! - [`keys`]: the one place that names Redis keys; Lua scripts live beside it in `scripts/`.
+//! - [`scripts`]: the Lua scripts for every multi-key atomic step, loaded once.
+//! - [`partition`]: which inbound partition a chat belongs to.
+//! - [`inbound`]: entries of the per-partition inbound streams (gateway → worker).
+//! - [`outbox`]: the per-account outbox (the replay log behind `sync`) and its cursor rules.
+//! - [`delivery`]: entries of the per-gateway-node delivery streams (worker → gateway).
+//! - [`presence`]: which gateway nodes hold devices of an account.
+//! - [`lease`]: partition leases with fencing tokens.
+//! - [`redis_conn`]: connection pools and dedicated blocking connections.
+//! - [`config`]: command-line flags and environment variables both binaries share.
+//! - [`telemetry`]: logging setup.
+//! - [`clock`]: wall-clock milliseconds.
+//!
+//! This crate knows nothing about actix, WebSockets or agents.
+
+pub mod clock;
+pub mod config;
+pub mod delivery;
+pub mod inbound;
+pub mod keys;
+pub mod lease;
+pub mod outbox;
+pub mod partition;
+pub mod presence;
+// pub mod protocol;
+pub mod redis_conn;
+pub mod scripts;
+pub mod telemetry;

@@ -1,0 +1,72 @@
+//! Presence: which gateway nodes hold devices of an account.
+//!
+//! Each member of `iris:{a:A}:presence` is a node id scored with the time (ms) its hold
+//! expires. Gateways renew their holds periodically; a node that dies simply stops
+//! renewing and falls out, so presence needs no cleanup by anyone else.
+
+use redis::aio::ConnectionLike;
+
+use crate::keys::AccountKeys;
+
+/// How long a node's hold lasts without renewal.
+pub const HOLD_TTL_MS: u64 = 30_000;
+/// How often a gateway renews its holds (well inside [`HOLD_TTL_MS`]).
+pub const RENEW_INTERVAL_MS: u64 = 10_000;
+
+/// Records (or renews) that `node` holds devices of each of `accounts`.
+pub async fn hold<C: ConnectionLike + Send>(
+    conn: &mut C,
+    node: &str,
+    accounts: &[String],
+    now_ms: u64,
+) -> redis::RedisResult<()> {
+    if accounts.is_empty() {
+        return Ok(());
+    }
+    let mut pipe = redis::pipe();
+    for account in accounts {
+        let key = AccountKeys::new(account).presence();
+        pipe.cmd("ZADD")
+            .arg(&key)
+            .arg(now_ms + HOLD_TTL_MS)
+            .arg(node)
+            .ignore()
+            .cmd("ZREMRANGEBYSCORE")
+            .arg(&key)
+            .arg("-inf")
+            .arg(now_ms)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&key)
+            .arg(HOLD_TTL_MS * 2)
+            .ignore();
+    }
+    pipe.query_async(conn).await
+}
+
+/// Records that `node` no longer holds any device of `account`.
+pub async fn release<C: ConnectionLike + Send>(
+    conn: &mut C,
+    node: &str,
+    account: &str,
+) -> redis::RedisResult<()> {
+    redis::cmd("ZREM")
+        .arg(AccountKeys::new(account).presence())
+        .arg(node)
+        .query_async(conn)
+        .await
+}
+
+/// Nodes currently holding devices of `account`.
+pub async fn nodes<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    now_ms: u64,
+) -> redis::RedisResult<Vec<String>> {
+    redis::cmd("ZRANGEBYSCORE")
+        .arg(AccountKeys::new(account).presence())
+        .arg(now_ms)
+        .arg("+inf")
+        .query_async(conn)
+        .await
+}

@@ -1,0 +1,66 @@
+-- Appends one frame for an account: to its outbox (never-dropped frames) and, for
+-- finished messages, to the chat history, exactly once per effect, and only for the
+-- current owner of the chat.
+--
+-- Atomic: fence check, de-duplication, seq assignment, outbox and history appends.
+--
+-- KEYS[1] outbox stream      KEYS[2] outbox meta hash   KEYS[3] turn effects hash
+-- KEYS[4] chat fence         KEYS[5] presence zset      KEYS[6] history stream
+-- ARGV[1] fencing token      ARGV[2] effect id ('' = not de-duplicated)
+-- ARGV[3] frame JSON         ARGV[4] origin device      ARGV[5] request id ('' = none)
+-- ARGV[6] target device ('' = every device)             ARGV[7] outbox max length
+-- ARGV[8] now (ms)           ARGV[9] history entry JSON ('' = none)
+-- ARGV[10] seq base for a new outbox                    ARGV[11] turn effects TTL (s)
+-- ARGV[12] outbox retention TTL (s)                     ARGV[13] '1' = outboxed, '0' = live only
+--
+-- Returns {status, seq, node...}: status 1 = written, 2 = already written by an earlier
+-- attempt (seq is that attempt's), 0 = fenced off (a newer owner wrote for this chat; seq 0).
+-- The nodes are the gateway nodes currently holding the account's devices.
+local outbox, meta, effects, fence_key, presence, history =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local fence, effect_id, frame, origin, request_id, target =
+  tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local max_len, now, history_entry, seq_base = ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+local effects_ttl, retention, outboxed = ARGV[11], ARGV[12], ARGV[13] == '1'
+
+local current_fence = tonumber(redis.call('GET', fence_key) or '0')
+if fence < current_fence then
+  return {0, 0}
+end
+if fence > current_fence then
+  redis.call('SET', fence_key, fence, 'EX', retention)
+end
+
+local reply = {1, 0}
+for _, node in ipairs(redis.call('ZRANGEBYSCORE', presence, now, '+inf')) do
+  reply[#reply + 1] = node
+end
+
+if effect_id ~= '' then
+  local seen = redis.call('HGET', effects, effect_id)
+  if seen then
+    reply[1], reply[2] = 2, tonumber(seen)
+    return reply
+  end
+end
+
+if outboxed then
+  redis.call('HSETNX', meta, 'seq', seq_base)
+  local seq = redis.call('HINCRBY', meta, 'seq', 1)
+  redis.call('XADD', outbox, 'MAXLEN', '~', max_len, string.format('%.0f-0', seq),
+    'f', frame, 'o', origin, 'r', request_id, 't', target)
+  redis.call('EXPIRE', outbox, retention)
+  redis.call('EXPIRE', meta, retention)
+  reply[2] = seq
+end
+
+if history_entry ~= '' then
+  redis.call('XADD', history, 'MAXLEN', '~', max_len, '*', 'm', history_entry)
+  redis.call('EXPIRE', history, retention)
+end
+
+if effect_id ~= '' then
+  redis.call('HSET', effects, effect_id, reply[2])
+  redis.call('EXPIRE', effects, effects_ttl)
+end
+return reply

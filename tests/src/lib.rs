@@ -1,0 +1,1 @@
+//! Iris Cluster end-to-end test harness.
