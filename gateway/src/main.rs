@@ -1,1 +1,181 @@
-fn main() {}
+//! `iris-gateway`: serves the Iris protocol over WebSockets (`serve`, the default) and
+//! manages device tokens (`token create|revoke|list`).
+//!
+//! # Layout
+//! - `config`: the gateway's flags and environment variables.
+//! - `http`: the HTTP routes.
+//! - `session`: the session actor, one per WebSocket (pairing, requests, replays).
+//! - `cursor`: a device's outbox position and the exactly-once delivery rules.
+//! - `registry`: the actor that maps accounts to local sessions and keeps presence.
+//! - `delivery_loop`: the node's one blocking read of its delivery stream.
+//! - `tokens`: device tokens, stored hashed.
+//! - `close_codes`: the WebSocket close codes and their meaning.
+//! - `metrics`: Prometheus counters.
+
+mod close_codes;
+mod config;
+mod cursor;
+mod delivery_loop;
+mod http;
+mod metrics;
+mod registry;
+mod session;
+mod state;
+mod tokens;
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use actix::Actor;
+use actix_web::{web, App, HttpServer};
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+
+use iris_shared::clock::now_ms;
+use iris_shared::config::ClusterArgs;
+use iris_shared::{redis_conn, telemetry};
+
+use crate::config::{GatewayArgs, SessionLimits};
+use crate::registry::Registry;
+use crate::state::GatewayState;
+
+/// Iris Cluster gateway node.
+#[derive(Debug, Parser)]
+#[command(name = "iris-gateway", version, about)]
+struct Cli {
+    #[command(flatten)]
+    cluster: ClusterArgs,
+    #[command(flatten)]
+    gateway: GatewayArgs,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve WebSockets and HTTP (the default).
+    Serve,
+    /// Manage device tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Create a token for an account; the token is the last line printed.
+    Create {
+        /// Account the token pairs devices to.
+        #[arg(long)]
+        account: String,
+        /// Label shown by `token list`.
+        #[arg(long, default_value = "")]
+        name: String,
+    },
+    /// Revoke a token (new connections with it are refused).
+    Revoke {
+        /// The token, as printed by `token create`.
+        token: String,
+    },
+    /// List an account's tokens (ids and labels, never the tokens).
+    List {
+        /// The account.
+        #[arg(long)]
+        account: String,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    telemetry::init_logging();
+    match cli.command {
+        None | Some(Command::Serve) => serve(cli.cluster, cli.gateway),
+        Some(Command::Token(command)) => run_token_command(&cli.cluster.redis_url, command),
+    }
+}
+
+fn run_token_command(redis_url: &str, command: TokenCommand) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let client = redis::Client::open(redis_url).context("invalid IRIS_REDIS_URL")?;
+        let mut conn = client
+            .get_multiplexed_async_connection()
+            .await
+            .with_context(|| format!("cannot connect to Redis at {redis_url}"))?;
+        match command {
+            TokenCommand::Create { account, name } => {
+                let token = tokens::create(&mut conn, &account, &name).await?;
+                println!("created a device token for account {account}");
+                println!("{token}");
+            }
+            TokenCommand::Revoke { token } => match tokens::revoke(&mut conn, &token).await? {
+                Some(account) => println!("revoked a token of account {account}"),
+                None => anyhow::bail!("no such token"),
+            },
+            TokenCommand::List { account } => {
+                let listed = tokens::list(&mut conn, &account).await?;
+                println!("{:<14} {:<15} name", "id", "created_ms");
+                for token in listed {
+                    println!("{:<14} {:<15} {}", token.id, token.created_ms, token.name);
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Seconds the HTTP server waits for connections to finish after a drain.
+const SHUTDOWN_GRACE_SECS: u64 = 5;
+
+/// On SIGTERM or SIGINT: tell every session to reconnect elsewhere, then stop serving.
+async fn drain_on_signal(server: actix_web::dev::ServerHandle, registry: actix::Addr<Registry>) {
+    wait_for_shutdown_signal().await;
+    let drained = registry.send(registry::Drain).await.unwrap_or(0);
+    tracing::info!(sessions = drained, "draining: sessions told to reconnect");
+    server.stop(true).await;
+}
+
+async fn wait_for_shutdown_signal() {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("installing a SIGTERM handler");
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
+    let node_id: Arc<str> = cluster.node_id_or_random("gw").into();
+    actix_web::rt::System::new().block_on(async move {
+        let redis = redis_conn::pool(&cluster.redis_url)?;
+        let registry = Registry::new(node_id.clone(), redis.clone()).start();
+        let state = GatewayState {
+            node_id: node_id.clone(),
+            partitions: cluster.partitions,
+            redis,
+            registry: registry.clone(),
+            metrics: Arc::default(),
+            limits: SessionLimits::from(&gateway),
+            delivery_beat: Arc::new(AtomicU64::new(0)),
+        };
+        let registry_for_drain = registry.clone();
+        actix_web::rt::spawn(delivery_loop::run(
+            cluster.redis_url.clone(),
+            state.clone(),
+            registry,
+        ));
+        let data = web::Data::new(state);
+        let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::routes))
+            .bind(&gateway.listen)
+            .with_context(|| format!("cannot listen on {}", gateway.listen))?
+            .disable_signals()
+            .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+            .run();
+        tracing::info!(node = %node_id, listen = %gateway.listen, started_ms = now_ms(), "iris-gateway serving");
+        actix_web::rt::spawn(drain_on_signal(server.handle(), registry_for_drain));
+        server.await?;
+        tracing::info!(node = %node_id, "iris-gateway stopped");
+        Ok(())
+    })
+}

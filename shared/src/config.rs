@@ -7,15 +7,20 @@ use clap::Args;
 #[derive(Debug, Clone, Args)]
 pub struct ClusterArgs {
     /// Redis holding the cluster's state (streams, outboxes, leases, tokens).
-    #[arg(long, env = "IRIS_REDIS_URL", default_value = "redis://127.0.0.1:6379")]
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_REDIS_URL",
+        default_value = "redis://127.0.0.1:6379"
+    )]
     pub redis_url: String,
 
     /// Number of inbound partitions; must be the same on every node of the cluster.
-    #[arg(long, env = "IRIS_PARTITIONS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, global = true, env = "IRIS_PARTITIONS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub partitions: u32,
 
     /// Stable name of this node (defaults to a random one per process).
-    #[arg(long, env = "IRIS_NODE_ID")]
+    #[arg(long, global = true, env = "IRIS_NODE_ID")]
     pub node_id: Option<String>,
 }
 

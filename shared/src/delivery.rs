@@ -42,7 +42,10 @@ impl RoutedFrame {
         let mut fields = vec![
             ("f", self.frame_json.clone()),
             ("o", self.origin_device.clone().unwrap_or_default()),
-            ("r", self.request_id.map(|id| id.to_string()).unwrap_or_default()),
+            (
+                "r",
+                self.request_id.map(|id| id.to_string()).unwrap_or_default(),
+            ),
             ("t", self.target_device.clone().unwrap_or_default()),
             ("s", self.seq.map(|seq| seq.to_string()).unwrap_or_default()),
         ];
@@ -87,6 +90,23 @@ impl RoutedFrame {
             Some(origin) if origin == device_id => self.request_id,
             _ => None,
         }
+    }
+
+    /// The frame as `device_id` receives it: with its `seq` and, on the requesting device,
+    /// the request `id`. `None` if the frame is not for this device.
+    pub fn render_for(&self, device_id: &str) -> Option<String> {
+        if !self.is_for(device_id) {
+            return None;
+        }
+        let mut frame: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&self.frame_json).ok()?;
+        if let Some(seq) = self.seq {
+            frame.insert("seq".into(), seq.into());
+        }
+        if let Some(id) = self.request_id_for(device_id) {
+            frame.insert("id".into(), id.into());
+        }
+        serde_json::to_string(&frame).ok()
     }
 }
 
@@ -150,6 +170,18 @@ mod tests {
     fn only_the_origin_device_gets_the_request_id() {
         assert_eq!(frame().request_id_for("phone"), Some(3));
         assert_eq!(frame().request_id_for("tablet"), None);
+    }
+
+    #[test]
+    fn rendering_adds_seq_everywhere_and_id_on_the_origin_device() {
+        let on_origin: serde_json::Value =
+            serde_json::from_str(&frame().render_for("phone").unwrap()).unwrap();
+        assert_eq!(on_origin["seq"], 7);
+        assert_eq!(on_origin["id"], 3);
+        let elsewhere: serde_json::Value =
+            serde_json::from_str(&frame().render_for("tablet").unwrap()).unwrap();
+        assert_eq!(elsewhere["seq"], 7);
+        assert!(elsewhere.get("id").is_none());
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub mod lease;
 pub mod outbox;
 pub mod partition;
 pub mod presence;
-// pub mod protocol;
+pub mod protocol;
 pub mod redis_conn;
 pub mod scripts;
 pub mod telemetry;

@@ -196,7 +196,12 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(effect_field)
         .arg(&frame.frame_json)
         .arg(frame.origin_device.as_deref().unwrap_or(""))
-        .arg(frame.request_id.map(|id| id.to_string()).unwrap_or_default())
+        .arg(
+            frame
+                .request_id
+                .map(|id| id.to_string())
+                .unwrap_or_default(),
+        )
         .arg(frame.target_device.as_deref().unwrap_or(""))
         .arg(OUTBOX_MAX_LEN)
         .arg(now_ms)

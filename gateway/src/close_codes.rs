@@ -1,0 +1,21 @@
+//! WebSocket close codes the gateway uses, and what a client should do about each.
+//!
+//! 4000-4099 are final: reconnecting with the same input fails again, the app must change
+//! something first (e.g. pair again). 4100-4199 ask the app to reconnect (with backoff)
+//! and `sync`. docs/wire-protocol.md carries the same table.
+
+/// The `hello` token is missing, unknown or revoked. Final: pair again.
+pub const AUTH_FAILED: u16 = 4001;
+/// No `hello` arrived within the hello timeout. Final for this connection attempt.
+pub const HELLO_TIMEOUT: u16 = 4002;
+/// The node is shutting down or restarting. Reconnect (to any node) and `sync`.
+pub const SERVER_RESTARTING: u16 = 4100;
+/// The connection stayed silent past the client timeout. Reconnect and `sync`.
+pub const HEARTBEAT_TIMEOUT: u16 = 4101;
+/// Live delivery found frames missing that the outbox no longer holds. Reconnect and
+/// `sync`: the sync answer tells the app whether it must reload history.
+pub const RESYNC_REQUIRED: u16 = 4102;
+/// The node could not reach Redis to serve this connection. Reconnect and `sync`.
+pub const BACKEND_UNAVAILABLE: u16 = 4103;
+/// A WebSocket message exceeded the size limit (standard code).
+pub const MESSAGE_TOO_BIG: u16 = 1009;

@@ -1,0 +1,91 @@
+//! The gateway's own settings (beyond the cluster-wide ones in `iris_shared::config`).
+
+use std::time::Duration;
+
+use clap::Args;
+
+/// Settings of the `serve` mode.
+#[derive(Debug, Clone, Args)]
+pub struct GatewayArgs {
+    /// Address the HTTP/WebSocket listener binds.
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_LISTEN",
+        default_value = "0.0.0.0:8080"
+    )]
+    pub listen: String,
+
+    /// How long a new connection may take to send `hello` before it is closed (ms).
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_HELLO_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    pub hello_timeout_ms: u64,
+
+    /// How often the gateway pings each WebSocket (ms).
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_HEARTBEAT_INTERVAL_MS",
+        default_value_t = 15_000
+    )]
+    pub heartbeat_interval_ms: u64,
+
+    /// A WebSocket silent for this long (no frame, no pong) is closed (ms).
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_CLIENT_TIMEOUT_MS",
+        default_value_t = 45_000
+    )]
+    pub client_timeout_ms: u64,
+
+    /// How long after `hello.ack` outboxed frames wait for the device's `sync` before they
+    /// flow live anyway (ms).
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_SYNC_GRACE_MS",
+        default_value_t = 3_000
+    )]
+    pub sync_grace_ms: u64,
+
+    /// Largest inbound WebSocket message accepted (bytes).
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_MAX_FRAME_BYTES",
+        default_value_t = 65_536
+    )]
+    pub max_frame_bytes: usize,
+}
+
+/// Session timing derived from [`GatewayArgs`].
+#[derive(Debug, Clone, Copy)]
+pub struct SessionLimits {
+    /// Deadline for `hello`.
+    pub hello_timeout: Duration,
+    /// Interval between server pings.
+    pub heartbeat_interval: Duration,
+    /// Silence after which a connection is dead.
+    pub client_timeout: Duration,
+    /// Wait for the first `sync` before outboxed frames flow live.
+    pub sync_grace: Duration,
+    /// Largest inbound message.
+    pub max_frame_bytes: usize,
+}
+
+impl From<&GatewayArgs> for SessionLimits {
+    fn from(args: &GatewayArgs) -> Self {
+        Self {
+            hello_timeout: Duration::from_millis(args.hello_timeout_ms),
+            heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms),
+            client_timeout: Duration::from_millis(args.client_timeout_ms),
+            sync_grace: Duration::from_millis(args.sync_grace_ms),
+            max_frame_bytes: args.max_frame_bytes,
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! HTTP routes: `GET /ws` (the protocol), `GET /healthz`, `GET /readyz`, `GET /metrics`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web_actors::ws;
+
+use iris_shared::clock::now_ms;
+
+use crate::session::Session;
+use crate::state::GatewayState;
+
+/// Source of node-unique session ids.
+static NEXT_SESSION_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Registers every route on an app.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/ws", web::get().to(websocket))
+        .route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz))
+        .route("/metrics", web::get().to(metrics));
+}
+
+async fn websocket(
+    req: HttpRequest,
+    stream: web::Payload,
+    state: web::Data<GatewayState>,
+) -> actix_web::Result<HttpResponse> {
+    let id = NEXT_SESSION_ID.fetch_add(1, Ordering::Relaxed);
+    let max_frame = state.limits.max_frame_bytes;
+    ws::WsResponseBuilder::new(Session::new(id, state.get_ref().clone()), &req, stream)
+        .frame_size(max_frame)
+        .start()
+}
+
+/// Alive: the process answers.
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().content_type("text/plain").body("ok\n")
+}
+
+/// Ready: Redis answers and the delivery loop is reading.
+async fn readyz(state: web::Data<GatewayState>) -> HttpResponse {
+    let redis_ok = match state.redis.get().await {
+        Ok(mut conn) => redis::cmd("PING")
+            .query_async::<String>(&mut conn)
+            .await
+            .is_ok(),
+        Err(_) => false,
+    };
+    let delivery_ok = state.delivery_alive(now_ms());
+    let body = format!(
+        "redis: {}\ndelivery loop: {}\n",
+        if redis_ok { "ok" } else { "unreachable" },
+        if delivery_ok { "ok" } else { "stalled" }
+    );
+    if redis_ok && delivery_ok {
+        HttpResponse::Ok().content_type("text/plain").body(body)
+    } else {
+        HttpResponse::ServiceUnavailable()
+            .content_type("text/plain")
+            .body(body)
+    }
+}
+
+async fn metrics(state: web::Data<GatewayState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(state.metrics.render())
+}

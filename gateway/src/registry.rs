@@ -1,0 +1,211 @@
+//! The registry actor: which sessions of this node belong to which account, the node's
+//! presence in Redis for those accounts, and the fan-out of delivered frames.
+//!
+//! Sessions are held as `Recipient<Deliver>`, never as the session type, so this actor
+//! knows nothing about WebSockets.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use deadpool_redis::Pool;
+
+use iris_shared::clock::now_ms;
+use iris_shared::delivery::RoutedFrame;
+use iris_shared::presence;
+
+/// A frame for one session.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct Deliver {
+    /// The frame, shared by every session of the account on this node.
+    pub frame: Arc<RoutedFrame>,
+}
+
+/// A paired session joins its account; answered once the node's presence for the account
+/// is recorded in Redis, so no frame appended afterwards can miss this node.
+#[derive(Message)]
+#[rtype(result = "Result<(), redis::RedisError>")]
+pub struct Register {
+    /// The device's account.
+    pub account: String,
+    /// The session's node-unique id.
+    pub session_id: u64,
+    /// Where its frames go.
+    pub recipient: Recipient<Deliver>,
+    /// Where the shutdown notice goes.
+    pub drain: Recipient<Restarting>,
+}
+
+/// A session leaves (closed or failed).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Unregister {
+    /// The device's account.
+    pub account: String,
+    /// The session's node-unique id.
+    pub session_id: u64,
+}
+
+/// Sent to a session when the node shuts down: close with "server restarting".
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Restarting;
+
+/// The node is shutting down: every session closes with "server restarting" so its
+/// device reconnects to another node at once.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "usize")]
+pub struct Drain;
+
+/// A frame read from this node's delivery stream, for all local sessions of its account.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Dispatch {
+    /// The frame.
+    pub frame: Arc<RoutedFrame>,
+}
+
+/// How the registry reaches one session.
+struct SessionHandle {
+    deliver: Recipient<Deliver>,
+    drain: Recipient<Restarting>,
+}
+
+/// Sessions of this node by account.
+pub struct Registry {
+    /// This node's id, as written into presence.
+    node_id: Arc<str>,
+    /// Redis pool for presence writes.
+    redis: Pool,
+    /// Account → session id → recipients.
+    accounts: HashMap<String, HashMap<u64, SessionHandle>>,
+}
+
+impl Registry {
+    /// A registry for node `node_id`.
+    pub fn new(node_id: Arc<str>, redis: Pool) -> Self {
+        Self {
+            node_id,
+            redis,
+            accounts: HashMap::new(),
+        }
+    }
+
+    /// Renews this node's presence for every account it holds, in one pipeline.
+    fn renew_presence(&mut self, ctx: &mut Context<Self>) {
+        let accounts: Vec<String> = self.accounts.keys().cloned().collect();
+        let redis = self.redis.clone();
+        let node = self.node_id.clone();
+        ctx.spawn(
+            async move {
+                let result = match redis.get().await {
+                    Ok(mut conn) => presence::hold(&mut conn, &node, &accounts, now_ms()).await,
+                    Err(err) => {
+                        tracing::warn!(%err, "presence renewal: no Redis connection");
+                        return;
+                    }
+                };
+                if let Err(err) = result {
+                    tracing::warn!(%err, "presence renewal failed");
+                }
+            }
+            .into_actor(self),
+        );
+    }
+}
+
+impl Actor for Registry {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(
+            Duration::from_millis(presence::RENEW_INTERVAL_MS),
+            Self::renew_presence,
+        );
+    }
+}
+
+impl Handler<Register> for Registry {
+    type Result = ResponseFuture<Result<(), redis::RedisError>>;
+
+    fn handle(&mut self, msg: Register, _ctx: &mut Self::Context) -> Self::Result {
+        self.accounts
+            .entry(msg.account.clone())
+            .or_default()
+            .insert(
+                msg.session_id,
+                SessionHandle {
+                    deliver: msg.recipient,
+                    drain: msg.drain,
+                },
+            );
+        let redis = self.redis.clone();
+        let node = self.node_id.clone();
+        Box::pin(async move {
+            let mut conn = redis.get().await.map_err(pool_error)?;
+            presence::hold(&mut conn, &node, &[msg.account], now_ms()).await
+        })
+    }
+}
+
+fn pool_error(err: deadpool_redis::PoolError) -> redis::RedisError {
+    match err {
+        deadpool_redis::PoolError::Backend(err) => err,
+        other => redis::RedisError::from(std::io::Error::other(other.to_string())),
+    }
+}
+
+impl Handler<Unregister> for Registry {
+    type Result = ();
+
+    fn handle(&mut self, msg: Unregister, ctx: &mut Self::Context) {
+        let Some(sessions) = self.accounts.get_mut(&msg.account) else {
+            return;
+        };
+        sessions.remove(&msg.session_id);
+        if !sessions.is_empty() {
+            return;
+        }
+        self.accounts.remove(&msg.account);
+        let redis = self.redis.clone();
+        let node = self.node_id.clone();
+        ctx.spawn(
+            async move {
+                if let Ok(mut conn) = redis.get().await {
+                    if let Err(err) = presence::release(&mut conn, &node, &msg.account).await {
+                        tracing::warn!(%err, "presence release failed");
+                    }
+                }
+            }
+            .into_actor(self),
+        );
+    }
+}
+
+impl Handler<Dispatch> for Registry {
+    type Result = ();
+
+    fn handle(&mut self, msg: Dispatch, _ctx: &mut Self::Context) {
+        let Some(sessions) = self.accounts.get(&msg.frame.account) else {
+            return;
+        };
+        for session in sessions.values() {
+            session.deliver.do_send(Deliver {
+                frame: msg.frame.clone(),
+            });
+        }
+    }
+}
+
+impl Handler<Drain> for Registry {
+    type Result = usize;
+
+    fn handle(&mut self, _msg: Drain, _ctx: &mut Self::Context) -> usize {
+        let sessions = self.accounts.values().flat_map(HashMap::values);
+        sessions
+            .map(|session| session.drain.do_send(Restarting))
+            .count()
+    }
+}

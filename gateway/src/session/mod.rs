@@ -1,0 +1,267 @@
+//! The session actor: one per WebSocket. It owns the socket, the heartbeat and the
+//! device's delivery cursor; pairing, requests and replays extend it from the files beside
+//! this one.
+//!
+//! Lifecycle: `AwaitingHello` → `Pairing` (token check, registration, outbox head) →
+//! `Ready`. Frames that arrive while the session is pairing, syncing or filling a gap are
+//! deferred and handled in order afterwards, so a client may pipeline `hello` and `sync`.
+
+mod pairing;
+mod replay;
+mod requests;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::prelude::*;
+use actix_web_actors::ws;
+
+use iris_shared::delivery::RoutedFrame;
+use iris_shared::protocol::{
+    parse_app_frame, AppFrame, ErrorCode, ErrorPayload, ServerBody, ServerFrame,
+};
+
+use crate::close_codes;
+use crate::cursor::{DeliveryCursor, LiveStep};
+use crate::metrics;
+use crate::registry::{Deliver, Restarting, Unregister};
+use crate::state::GatewayState;
+
+use replay::ReplayPurpose;
+
+/// Where the session is in its life.
+enum Phase {
+    /// Connected; the first frame must be `hello`.
+    AwaitingHello,
+    /// `hello` received; the token and the outbox are being checked.
+    Pairing,
+    /// Paired: requests are served and frames delivered.
+    Ready,
+}
+
+/// The paired device.
+struct Device {
+    /// Its account.
+    account: String,
+    /// Its id (from `hello.device_id`, or one made up for this connection).
+    device_id: String,
+    /// Chat ids of the account, as known at pairing.
+    chats: Vec<String>,
+}
+
+/// One WebSocket connection.
+pub struct Session {
+    /// Node-unique id of this connection.
+    id: u64,
+    /// Node-wide shared state.
+    state: GatewayState,
+    /// Life-cycle phase.
+    phase: Phase,
+    /// The paired device, once known.
+    device: Option<Device>,
+    /// Last time anything arrived from the client (frame, ping or pong).
+    last_heard: Instant,
+    /// Requests waiting for pairing, a sync or a replay to finish.
+    deferred: VecDeque<AppFrame>,
+    /// Frames delivered between registration and the creation of the cursor.
+    early: Vec<Arc<RoutedFrame>>,
+    /// The device's outbox position (once paired).
+    cursor: Option<DeliveryCursor>,
+    /// Why the current replay runs, if one does.
+    replay: Option<ReplayPurpose>,
+    /// A sync's outbox window is being read.
+    awaiting_window: bool,
+}
+
+impl Session {
+    /// A new, unpaired session.
+    pub fn new(id: u64, state: GatewayState) -> Self {
+        Self {
+            id,
+            state,
+            phase: Phase::AwaitingHello,
+            device: None,
+            last_heard: Instant::now(),
+            deferred: VecDeque::new(),
+            early: Vec::new(),
+            cursor: None,
+            replay: None,
+            awaiting_window: false,
+        }
+    }
+
+    /// Sends one frame as built by the server.
+    fn send(&self, ctx: &mut ws::WebsocketContext<Self>, frame: ServerFrame) {
+        metrics::incr(&self.state.metrics.frames_sent_total);
+        ctx.text(frame.to_json());
+    }
+
+    /// Sends an `error` frame answering request `id`.
+    fn send_error(
+        &self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        id: Option<u64>,
+        code: ErrorCode,
+        message: impl Into<String>,
+    ) {
+        let error = ServerBody::Error(ErrorPayload::new(code, message));
+        self.send(ctx, ServerFrame::new(error).with_id(id));
+    }
+
+    /// Sends a routed frame if it is for this device.
+    fn send_routed(&self, ctx: &mut ws::WebsocketContext<Self>, frame: &RoutedFrame) {
+        let Some(device) = &self.device else { return };
+        if let Some(text) = frame.render_for(&device.device_id) {
+            metrics::incr(&self.state.metrics.frames_sent_total);
+            ctx.text(text);
+        }
+    }
+
+    /// Closes the connection with `code` and stops the actor.
+    fn close(&self, ctx: &mut ws::WebsocketContext<Self>, code: u16, reason: &str) {
+        ctx.close(Some(ws::CloseReason {
+            code: ws::CloseCode::Other(code),
+            description: Some(reason.to_owned()),
+        }));
+        ctx.stop();
+    }
+
+    /// Whether requests must wait (pairing, sync window read or replay in progress).
+    fn is_blocked(&self) -> bool {
+        matches!(self.phase, Phase::Pairing) || self.awaiting_window || self.replay.is_some()
+    }
+
+    /// Handles deferred requests until one blocks the session again.
+    fn drain_deferred(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        while !self.is_blocked() {
+            let Some(frame) = self.deferred.pop_front() else {
+                return;
+            };
+            self.handle_request(frame, ctx);
+        }
+    }
+
+    fn on_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
+        metrics::incr(&self.state.metrics.frames_received_total);
+        match parse_app_frame(text) {
+            Err(err) => {
+                metrics::incr(&self.state.metrics.protocol_errors_total);
+                self.send(ctx, err.to_error_frame());
+            }
+            Ok(frame) if self.is_blocked() => self.deferred.push_back(frame),
+            Ok(frame) => self.handle_request(frame, ctx),
+        }
+    }
+
+    fn check_heartbeat(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        if self.last_heard.elapsed() > self.state.limits.client_timeout {
+            self.close(ctx, close_codes::HEARTBEAT_TIMEOUT, "heartbeat timeout");
+            return;
+        }
+        ctx.ping(b"");
+    }
+
+    fn check_hello_arrived(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        if matches!(self.phase, Phase::AwaitingHello) {
+            self.send_error(ctx, None, ErrorCode::Auth, "no hello received in time");
+            self.close(ctx, close_codes::HELLO_TIMEOUT, "hello timeout");
+        }
+    }
+}
+
+impl Actor for Session {
+    type Context = ws::WebsocketContext<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        metrics::shift(&self.state.metrics.connections, 1);
+        metrics::incr(&self.state.metrics.connections_total);
+        ctx.run_interval(self.state.limits.heartbeat_interval, |act, ctx| {
+            act.check_heartbeat(ctx)
+        });
+        ctx.run_later(self.state.limits.hello_timeout, |act, ctx| {
+            act.check_hello_arrived(ctx)
+        });
+    }
+
+    fn stopping(&mut self, _ctx: &mut Self::Context) -> Running {
+        metrics::shift(&self.state.metrics.connections, -1);
+        if let Some(device) = &self.device {
+            if matches!(self.phase, Phase::Ready) {
+                metrics::shift(&self.state.metrics.paired_devices, -1);
+            }
+            self.state.registry.do_send(Unregister {
+                account: device.account.clone(),
+                session_id: self.id,
+            });
+        }
+        Running::Stop
+    }
+}
+
+impl Handler<Deliver> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Deliver, ctx: &mut Self::Context) {
+        let Some(cursor) = self.cursor.as_mut() else {
+            self.early.push(msg.frame);
+            return;
+        };
+        match cursor.on_live(msg.frame) {
+            LiveStep::Send(frame) => self.send_routed(ctx, &frame),
+            LiveStep::FillGap(range) => {
+                metrics::incr(&self.state.metrics.gap_fills_total);
+                self.start_replay(range, ReplayPurpose::GapFill, ctx);
+            }
+            LiveStep::Held | LiveStep::Duplicate => {}
+        }
+    }
+}
+
+impl Handler<Restarting> for Session {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Restarting, ctx: &mut Self::Context) {
+        self.close(ctx, close_codes::SERVER_RESTARTING, "server restarting");
+    }
+}
+
+impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for Session {
+    fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
+        self.last_heard = Instant::now();
+        match msg {
+            Ok(ws::Message::Text(text)) => self.on_text(&text, ctx),
+            Ok(ws::Message::Ping(bytes)) => ctx.pong(&bytes),
+            Ok(ws::Message::Pong(_)) => {}
+            Ok(ws::Message::Binary(_)) => {
+                metrics::incr(&self.state.metrics.protocol_errors_total);
+                self.send_error(
+                    ctx,
+                    None,
+                    ErrorCode::Unsupported,
+                    "binary frames are only accepted during a media upload",
+                );
+            }
+            Ok(ws::Message::Close(reason)) => {
+                ctx.close(reason);
+                ctx.stop();
+            }
+            Ok(ws::Message::Continuation(_)) | Ok(ws::Message::Nop) => {}
+            Err(ws::ProtocolError::Overflow) => {
+                metrics::incr(&self.state.metrics.protocol_errors_total);
+                let limit = self.state.limits.max_frame_bytes;
+                self.send_error(
+                    ctx,
+                    None,
+                    ErrorCode::Unsupported,
+                    format!("message larger than {limit} bytes"),
+                );
+                self.close(ctx, close_codes::MESSAGE_TOO_BIG, "message too big");
+            }
+            Err(err) => {
+                tracing::debug!(%err, session = self.id, "WebSocket protocol error");
+                ctx.stop();
+            }
+        }
+    }
+}

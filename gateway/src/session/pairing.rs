@@ -1,0 +1,224 @@
+//! Pairing: `hello` → token check → registration with the node → outbox head →
+//! `hello.ack {server_caps, sync_cursor, channels}`.
+
+use actix::prelude::*;
+use actix_web_actors::ws;
+use deadpool_redis::Pool;
+
+use iris_shared::clock::now_ms;
+use iris_shared::keys::AccountKeys;
+use iris_shared::outbox;
+use iris_shared::protocol::{
+    Channel, ChannelKind, ErrorCode, Hello, HelloAck, PushKind, ServerBody, ServerCaps,
+    ServerFrame, DEFAULT_CHAT_ID,
+};
+
+use super::{Device, Phase, Session};
+use crate::close_codes;
+use crate::cursor::DeliveryCursor;
+use crate::metrics;
+use crate::registry::Register;
+use crate::tokens;
+
+/// Name of the channel every account starts with.
+const DEFAULT_CHANNEL_NAME: &str = "General";
+
+/// What pairing learned about the device.
+struct Paired {
+    account: String,
+    head: u64,
+    channels: Vec<Channel>,
+}
+
+/// Why pairing failed.
+enum PairingError {
+    BadToken,
+    Backend(String),
+}
+
+impl From<redis::RedisError> for PairingError {
+    fn from(err: redis::RedisError) -> Self {
+        Self::Backend(err.to_string())
+    }
+}
+
+impl From<deadpool_redis::PoolError> for PairingError {
+    fn from(err: deadpool_redis::PoolError) -> Self {
+        Self::Backend(err.to_string())
+    }
+}
+
+impl From<tokens::TokenError> for PairingError {
+    fn from(err: tokens::TokenError) -> Self {
+        Self::Backend(err.to_string())
+    }
+}
+
+fn default_channel() -> Channel {
+    Channel {
+        chat_id: Some(DEFAULT_CHAT_ID.to_owned()),
+        name: Some(DEFAULT_CHANNEL_NAME.to_owned()),
+        kind: Some(ChannelKind::Default),
+        parent_chat_id: None,
+        is_default: Some(true),
+    }
+}
+
+/// What this server can do today; flags turn on as capabilities land.
+fn server_caps() -> ServerCaps {
+    ServerCaps {
+        streaming: Some(true),
+        reasoning: Some(false),
+        tools: Some(false),
+        media: Some(false),
+        search: Some(false),
+        push: Some(PushKind::None),
+        pickers: Some(false),
+    }
+}
+
+/// Records the device and reads what `hello.ack` needs.
+async fn load_account(
+    redis: &Pool,
+    account: &str,
+    device_id: &str,
+    device_name: &str,
+) -> Result<(u64, Vec<Channel>), PairingError> {
+    let keys = AccountKeys::new(account);
+    let mut conn = redis.get().await?;
+    let device = serde_json::json!({ "name": device_name, "last_seen_ms": now_ms() });
+    let default_json = serde_json::to_string(&default_channel()).unwrap_or_default();
+    let (_, _, stored): ((), (), Vec<String>) = redis::pipe()
+        .cmd("HSET")
+        .arg(keys.devices())
+        .arg(device_id)
+        .arg(device.to_string())
+        .cmd("HSETNX")
+        .arg(keys.channels())
+        .arg(DEFAULT_CHAT_ID)
+        .arg(default_json)
+        .cmd("HVALS")
+        .arg(keys.channels())
+        .query_async(&mut conn)
+        .await?;
+    let mut channels: Vec<Channel> = stored
+        .iter()
+        .filter_map(|json| serde_json::from_str(json).ok())
+        .collect();
+    channels.sort_by_key(|channel: &Channel| {
+        (channel.is_default != Some(true), channel.chat_id.clone())
+    });
+    let window = outbox::window(&mut conn, account, now_ms()).await?;
+    Ok((window.head, channels))
+}
+
+impl Session {
+    /// Starts pairing for a `hello` request.
+    pub(super) fn pair(
+        &mut self,
+        id: Option<u64>,
+        hello: Hello,
+        ctx: &mut ws::WebsocketContext<Self>,
+    ) {
+        let Some(token) = hello.token.filter(|t| !t.is_empty()) else {
+            self.reject(ctx, id, "hello needs a token");
+            return;
+        };
+        self.phase = Phase::Pairing;
+        let device_id = hello
+            .device_id
+            .filter(|d| !d.is_empty())
+            .unwrap_or_else(|| format!("conn-{}-{}", self.state.node_id, self.id));
+        let device_name = hello.device_name.unwrap_or_default();
+        let redis = self.state.redis.clone();
+        let registry = self.state.registry.clone();
+        let recipient = ctx.address().recipient();
+        let drain = ctx.address().recipient();
+        let session_id = self.id;
+        let device_for_load = device_id.clone();
+        let pairing = async move {
+            let mut conn = redis.get().await?;
+            let account = tokens::verify(&mut conn, &token)
+                .await?
+                .ok_or(PairingError::BadToken)?;
+            drop(conn);
+            registry
+                .send(Register {
+                    account: account.clone(),
+                    session_id,
+                    recipient,
+                    drain,
+                })
+                .await
+                .map_err(|err| PairingError::Backend(err.to_string()))??;
+            let (head, channels) =
+                load_account(&redis, &account, &device_for_load, &device_name).await?;
+            Ok::<_, PairingError>(Paired {
+                account,
+                head,
+                channels,
+            })
+        };
+        ctx.wait(
+            pairing
+                .into_actor(self)
+                .map(move |result, act, ctx| match result {
+                    Ok(paired) => act.on_paired(id, device_id, paired, ctx),
+                    Err(PairingError::BadToken) => act.reject(ctx, id, "invalid or revoked token"),
+                    Err(PairingError::Backend(err)) => {
+                        tracing::warn!(%err, "pairing failed on Redis");
+                        act.send_error(
+                            ctx,
+                            id,
+                            ErrorCode::Internal,
+                            "the server cannot reach its store; retry",
+                        );
+                        act.close(ctx, close_codes::BACKEND_UNAVAILABLE, "backend unavailable");
+                    }
+                }),
+        );
+    }
+
+    fn reject(&mut self, ctx: &mut ws::WebsocketContext<Self>, id: Option<u64>, why: &str) {
+        metrics::incr(&self.state.metrics.auth_failures_total);
+        self.send_error(ctx, id, ErrorCode::Auth, why);
+        self.close(ctx, close_codes::AUTH_FAILED, "auth failed");
+    }
+
+    fn on_paired(
+        &mut self,
+        id: Option<u64>,
+        device_id: String,
+        paired: Paired,
+        ctx: &mut ws::WebsocketContext<Self>,
+    ) {
+        let chats = paired
+            .channels
+            .iter()
+            .filter_map(|channel| channel.chat_id.clone())
+            .collect();
+        self.device = Some(Device {
+            account: paired.account,
+            device_id,
+            chats,
+        });
+        self.phase = Phase::Ready;
+        metrics::shift(&self.state.metrics.paired_devices, 1);
+        let ack = HelloAck {
+            server_caps: Some(server_caps()),
+            sync_cursor: Some(paired.head),
+            channels: Some(paired.channels),
+        };
+        self.send(ctx, ServerFrame::new(ServerBody::HelloAck(ack)).with_id(id));
+
+        let mut cursor = DeliveryCursor::new(paired.head);
+        for frame in self.early.drain(..) {
+            cursor.on_live(frame);
+        }
+        self.cursor = Some(cursor);
+        ctx.run_later(self.state.limits.sync_grace, |act, ctx| {
+            act.end_sync_grace(ctx)
+        });
+        self.drain_deferred(ctx);
+    }
+}

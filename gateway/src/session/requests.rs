@@ -1,0 +1,116 @@
+//! Serving one request: pairing, `ping`, `sync` here; chat work forwarded to the worker
+//! that owns the chat's partition; anything else answered with a clear error.
+
+use actix::prelude::*;
+use actix_web_actors::ws;
+
+use iris_shared::clock::now_ms;
+use iris_shared::inbound::InboundRequest;
+use iris_shared::protocol::{
+    AppBody, AppFrame, ErrorCode, Pong, ServerBody, ServerFrame, DEFAULT_CHAT_ID,
+};
+
+use super::{Phase, Session};
+use crate::metrics;
+
+impl Session {
+    /// Serves one parsed request (the session is not blocked).
+    pub(super) fn handle_request(&mut self, frame: AppFrame, ctx: &mut ws::WebsocketContext<Self>) {
+        let id = frame.id;
+        match (&self.phase, frame.body) {
+            (Phase::AwaitingHello, AppBody::Hello(hello)) => self.pair(id, hello, ctx),
+            (Phase::AwaitingHello, _) => {
+                self.send_error(ctx, id, ErrorCode::Auth, "send hello first");
+            }
+            (_, AppBody::Hello(_)) => {
+                self.send_error(
+                    ctx,
+                    id,
+                    ErrorCode::Unsupported,
+                    "this connection is already paired",
+                );
+            }
+            (_, AppBody::Ping(ping)) => {
+                let pong = Pong {
+                    ts: ping.ts.or(Some(now_ms())),
+                };
+                self.send(ctx, ServerFrame::new(ServerBody::Pong(pong)).with_id(id));
+            }
+            (_, AppBody::Sync(sync)) => match sync.cursor {
+                Some(cursor) => self.begin_sync(id, cursor, ctx),
+                None => self.send_error(ctx, id, ErrorCode::Unsupported, "sync needs a cursor"),
+            },
+            (_, body @ AppBody::MessageSend(_)) | (_, body @ AppBody::AgentStop(_)) => {
+                let frame = AppFrame { body, ..frame };
+                self.forward_to_worker(frame, ctx);
+            }
+            (_, body) => {
+                let message = format!("{} is not supported by this server yet", body.type_name());
+                self.send_error(ctx, id, ErrorCode::Unsupported, message);
+            }
+        }
+    }
+
+    /// Validates a chat-scoped request and appends it to its partition's inbound stream.
+    /// Its answer comes back from the worker through the delivery stream.
+    fn forward_to_worker(&mut self, frame: AppFrame, ctx: &mut ws::WebsocketContext<Self>) {
+        let Some(device) = &self.device else { return };
+        let id = frame.id;
+        let chat_id = frame
+            .chat_id
+            .clone()
+            .unwrap_or_else(|| DEFAULT_CHAT_ID.to_owned());
+        if !device.chats.contains(&chat_id) {
+            self.send_error(
+                ctx,
+                id,
+                ErrorCode::NotFound,
+                format!("unknown chat {chat_id:?}"),
+            );
+            return;
+        }
+        if let AppBody::MessageSend(send) = &frame.body {
+            let has_text = send
+                .text
+                .as_deref()
+                .is_some_and(|text| !text.trim().is_empty());
+            let has_media = send
+                .media_refs
+                .as_ref()
+                .is_some_and(|refs| !refs.is_empty());
+            if !has_text && !has_media {
+                self.send_error(ctx, id, ErrorCode::Unsupported, "message.send needs text");
+                return;
+            }
+        }
+        let request = InboundRequest {
+            account: device.account.clone(),
+            device_id: device.device_id.clone(),
+            chat_id: chat_id.clone(),
+            frame_json: AppFrame {
+                chat_id: Some(chat_id),
+                ..frame
+            }
+            .to_json(),
+            gateway: self.state.node_id.to_string(),
+            received_ms: now_ms(),
+        };
+        let redis = self.state.redis.clone();
+        let partitions = self.state.partitions;
+        let enqueue = async move {
+            let mut conn = redis.get().await.map_err(|err| err.to_string())?;
+            request
+                .enqueue(&mut conn, partitions)
+                .await
+                .map_err(|err| err.to_string())
+        };
+        metrics::incr(&self.state.metrics.requests_forwarded_total);
+        // `wait`, not `spawn`: requests of one device reach the stream in the order sent.
+        ctx.wait(enqueue.into_actor(self).map(move |result, act, ctx| {
+            if let Err(err) = result {
+                tracing::warn!(%err, "cannot forward a request to the workers");
+                act.send_error(ctx, id, ErrorCode::Internal, "request not accepted; retry");
+            }
+        }));
+    }
+}

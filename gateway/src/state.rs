@@ -1,0 +1,40 @@
+//! What every request handler and session of one gateway node shares.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use actix::Addr;
+use deadpool_redis::Pool;
+
+use crate::config::SessionLimits;
+use crate::metrics::Metrics;
+use crate::registry::Registry;
+
+/// The delivery loop is considered dead when it has not completed a read for this long.
+pub const DELIVERY_STALL_MS: u64 = 15_000;
+
+/// Node-wide state, cloned into each worker thread of the HTTP server.
+#[derive(Clone)]
+pub struct GatewayState {
+    /// This node's id (names its delivery stream and its presence entries).
+    pub node_id: Arc<str>,
+    /// Cluster-wide partition count.
+    pub partitions: u32,
+    /// Redis pool for ordinary commands.
+    pub redis: Pool,
+    /// The node's session registry.
+    pub registry: Addr<Registry>,
+    /// Counters and gauges.
+    pub metrics: Arc<Metrics>,
+    /// Session timing and limits.
+    pub limits: SessionLimits,
+    /// When the delivery loop last completed a read (ms since the epoch).
+    pub delivery_beat: Arc<AtomicU64>,
+}
+
+impl GatewayState {
+    /// Whether the delivery loop has read recently enough to count as running.
+    pub fn delivery_alive(&self, now_ms: u64) -> bool {
+        now_ms.saturating_sub(self.delivery_beat.load(Ordering::Relaxed)) < DELIVERY_STALL_MS
+    }
+}

@@ -1,0 +1,143 @@
+//! Device tokens: creation, verification, revocation, listing.
+//!
+//! A token is shown once, at creation; Redis keeps only its SHA-256, so a copy of the
+//! database does not hand out working tokens.
+
+use redis::aio::ConnectionLike;
+use sha2::{Digest, Sha256};
+
+use iris_shared::clock::now_ms;
+use iris_shared::keys::{self, is_valid_account, AccountKeys};
+
+/// Prefix that makes a token recognisable in logs and secret scanners.
+const TOKEN_PREFIX: &str = "iris_";
+/// Random bytes per token (192 bits).
+const TOKEN_RANDOM_BYTES: usize = 24;
+/// Hex digits of the hash shown as a token's id in listings.
+const TOKEN_ID_LEN: usize = 12;
+
+/// Errors of the token store.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// The account name cannot be used.
+    #[error("invalid account name {0:?}: use 1-128 of A-Z a-z 0-9 . _ @ -")]
+    InvalidAccount(String),
+    /// Redis failed.
+    #[error("Redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+/// A stored token as listed (never the token itself).
+#[derive(Debug, Clone)]
+pub struct TokenInfo {
+    /// Short id: the first hex digits of the token's hash.
+    pub id: String,
+    /// Operator's label.
+    pub name: String,
+    /// Creation time (ms since the epoch).
+    pub created_ms: u64,
+}
+
+fn digest(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// Creates a token for `account`; returns the token (shown once).
+pub async fn create<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    name: &str,
+) -> Result<String, TokenError> {
+    if !is_valid_account(account) {
+        return Err(TokenError::InvalidAccount(account.to_owned()));
+    }
+    let random: [u8; TOKEN_RANDOM_BYTES] = rand::random();
+    let token = format!("{TOKEN_PREFIX}{}", hex::encode(random));
+    let hash = digest(&token);
+    redis::pipe()
+        .atomic()
+        .cmd("HSET")
+        .arg(keys::token(&hash))
+        .arg("account")
+        .arg(account)
+        .arg("name")
+        .arg(name)
+        .arg("created_ms")
+        .arg(now_ms())
+        .ignore()
+        .cmd("SADD")
+        .arg(AccountKeys::new(account).tokens())
+        .arg(&hash)
+        .ignore()
+        .query_async::<()>(conn)
+        .await?;
+    Ok(token)
+}
+
+/// The account `token` belongs to, if it is a valid, unrevoked token.
+pub async fn verify<C: ConnectionLike + Send>(
+    conn: &mut C,
+    token: &str,
+) -> Result<Option<String>, TokenError> {
+    if !token.starts_with(TOKEN_PREFIX) {
+        return Ok(None);
+    }
+    Ok(redis::cmd("HGET")
+        .arg(keys::token(&digest(token)))
+        .arg("account")
+        .query_async(conn)
+        .await?)
+}
+
+/// Revokes `token`; returns the account it belonged to, or `None` if it was unknown.
+pub async fn revoke<C: ConnectionLike + Send>(
+    conn: &mut C,
+    token: &str,
+) -> Result<Option<String>, TokenError> {
+    let hash = digest(token);
+    let Some(account) = verify(conn, token).await? else {
+        return Ok(None);
+    };
+    redis::pipe()
+        .atomic()
+        .cmd("DEL")
+        .arg(keys::token(&hash))
+        .ignore()
+        .cmd("SREM")
+        .arg(AccountKeys::new(&account).tokens())
+        .arg(&hash)
+        .ignore()
+        .query_async::<()>(conn)
+        .await?;
+    Ok(Some(account))
+}
+
+/// Tokens of `account`, oldest first.
+pub async fn list<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+) -> Result<Vec<TokenInfo>, TokenError> {
+    if !is_valid_account(account) {
+        return Err(TokenError::InvalidAccount(account.to_owned()));
+    }
+    let hashes: Vec<String> = redis::cmd("SMEMBERS")
+        .arg(AccountKeys::new(account).tokens())
+        .query_async(conn)
+        .await?;
+    let mut tokens = Vec::with_capacity(hashes.len());
+    for hash in hashes {
+        let (name, created_ms): (Option<String>, Option<u64>) = redis::cmd("HMGET")
+            .arg(keys::token(&hash))
+            .arg("name")
+            .arg("created_ms")
+            .query_async(conn)
+            .await?;
+        tokens.push(TokenInfo {
+            id: hash[..TOKEN_ID_LEN].to_owned(),
+            name: name.unwrap_or_default(),
+            created_ms: created_ms.unwrap_or(0),
+        });
+    }
+    tokens.sort_by_key(|token| token.created_ms);
+    Ok(tokens)
+}

@@ -1,0 +1,149 @@
+//! Parsing an app's text frame into an [`AppFrame`], with a precise [`ProtocolError`] otherwise.
+//!
+//! Rules: the frame is a JSON object with `v: 1` and a known `type`; `id` (a non-negative integer),
+//! `chat_id` and `thread_id` (strings) are optional; a missing `payload` means `{}`. Unknown
+//! envelope and payload fields are ignored. A JSON `null` counts as absent for every optional field.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::app::{AppBody, AppFrame};
+use super::envelope::PROTOCOL_VERSION;
+use super::error::{ProtocolError, ProtocolErrorKind};
+
+/// Parses one text frame from the app.
+///
+/// The returned error carries the frame's `id` whenever it could be read, even if the rest is broken.
+pub fn parse_app_frame(text: &str) -> Result<AppFrame, ProtocolError> {
+    let value: Value = serde_json::from_str(text).map_err(|error| {
+        ProtocolError::new(
+            None,
+            ProtocolErrorKind::Malformed(format!("not valid JSON: {error}")),
+        )
+    })?;
+    parse_app_value(value)
+}
+
+/// Like [`parse_app_frame`], for JSON that is already parsed.
+pub(crate) fn parse_app_value(value: Value) -> Result<AppFrame, ProtocolError> {
+    let Value::Object(mut fields) = value else {
+        return Err(malformed(None, "a frame must be a JSON object"));
+    };
+    let id = read_request_id(&fields)?;
+    check_version(&fields).map_err(|kind| ProtocolError::new(id, kind))?;
+    let type_name = match fields.get("type") {
+        Some(Value::String(type_name)) => type_name.clone(),
+        Some(_) => return Err(malformed(id, "\"type\" must be a string")),
+        None => return Err(malformed(id, "frame has no \"type\"")),
+    };
+    let chat_id =
+        read_optional_string(&fields, "chat_id").map_err(|kind| ProtocolError::new(id, kind))?;
+    let thread_id =
+        read_optional_string(&fields, "thread_id").map_err(|kind| ProtocolError::new(id, kind))?;
+    let payload = fields.remove("payload");
+    let body = parse_body(&type_name, payload).map_err(|kind| ProtocolError::new(id, kind))?;
+    Ok(AppFrame {
+        id,
+        chat_id,
+        thread_id,
+        body,
+    })
+}
+
+fn malformed(request_id: Option<u64>, detail: &str) -> ProtocolError {
+    ProtocolError::new(request_id, ProtocolErrorKind::Malformed(detail.to_owned()))
+}
+
+fn read_request_id(fields: &Map<String, Value>) -> Result<Option<u64>, ProtocolError> {
+    match fields.get("id") {
+        None | Some(Value::Null) => Ok(None),
+        Some(id) => id
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| malformed(None, "\"id\" must be a non-negative integer")),
+    }
+}
+
+fn check_version(fields: &Map<String, Value>) -> Result<(), ProtocolErrorKind> {
+    let found = fields.get("v");
+    if found.and_then(Value::as_u64) == Some(PROTOCOL_VERSION) {
+        Ok(())
+    } else {
+        Err(ProtocolErrorKind::WrongVersion {
+            found: found.cloned(),
+        })
+    }
+}
+
+fn read_optional_string(
+    fields: &Map<String, Value>,
+    name: &str,
+) -> Result<Option<String>, ProtocolErrorKind> {
+    match fields.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(ProtocolErrorKind::Malformed(format!(
+            "\"{name}\" must be a string"
+        ))),
+    }
+}
+
+fn parse_body(type_name: &str, payload: Option<Value>) -> Result<AppBody, ProtocolErrorKind> {
+    if !AppBody::TYPE_NAMES.contains(&type_name) {
+        return Err(ProtocolErrorKind::UnknownType(type_name.to_owned()));
+    }
+    let bad_payload = |detail: String| ProtocolErrorKind::BadPayload {
+        type_name: type_name.to_owned(),
+        detail,
+    };
+    let payload = match payload {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(payload)) => payload,
+        Some(other) => {
+            return Err(bad_payload(format!(
+                "payload must be a JSON object, got {}",
+                json_kind(&other)
+            )))
+        }
+    };
+    let tagged = tagged_body(type_name, payload);
+    AppBody::deserialize(&tagged).map_err(|error| {
+        bad_payload(describe_payload_error(
+            type_name,
+            &tagged["payload"],
+            &error,
+        ))
+    })
+}
+
+/// The adjacently tagged form `{"type": ..., "payload": {...}}` that [`AppBody`] deserializes from.
+fn tagged_body(type_name: &str, payload: Map<String, Value>) -> Value {
+    serde_json::json!({ "type": type_name, "payload": payload })
+}
+
+/// The serde error, prefixed with the payload field it came from when that field alone triggers it.
+fn describe_payload_error(type_name: &str, payload: &Value, error: &serde_json::Error) -> String {
+    let culprit = payload
+        .as_object()
+        .into_iter()
+        .flatten()
+        .find(|(name, value)| {
+            let single_field = Map::from_iter([((*name).clone(), (*value).clone())]);
+            AppBody::deserialize(&tagged_body(type_name, single_field)).is_err()
+        });
+    match culprit {
+        Some((name, _)) => format!("field \"{name}\": {error}"),
+        None => error.to_string(),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
