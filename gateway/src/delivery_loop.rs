@@ -55,6 +55,7 @@ async fn follow(
     state: &GatewayState,
     registry: &Addr<Registry>,
 ) -> redis::RedisResult<()> {
+    state.delivery_beat.store(now_ms(), Ordering::Relaxed);
     loop {
         let reply: Option<StreamReadReply> = redis::cmd("XREAD")
             .arg("COUNT")

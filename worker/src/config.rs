@@ -1,0 +1,55 @@
+//! The worker's own settings (beyond the cluster-wide ones in `iris_shared::config`).
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+/// Which upstream agent runs the turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentKind {
+    /// Built-in agent that streams the user's text back; needs no LLM.
+    Echo,
+    /// A Hermes API server.
+    Hermes,
+    /// Any OpenAI-compatible `/v1/chat/completions` endpoint.
+    Openai,
+}
+
+/// Worker settings.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerArgs {
+    /// Upstream agent.
+    #[arg(long, env = "IRIS_AGENT", value_enum, default_value = "echo")]
+    pub agent: AgentKind,
+
+    /// Base URL of the upstream agent (hermes, openai).
+    #[arg(long, env = "IRIS_AGENT_URL")]
+    pub agent_url: Option<String>,
+
+    /// API key for the upstream agent.
+    #[arg(long, env = "IRIS_AGENT_API_KEY", hide_env_values = true)]
+    pub agent_api_key: Option<String>,
+
+    /// Model to ask the upstream agent for.
+    #[arg(long, env = "IRIS_AGENT_MODEL")]
+    pub agent_model: Option<String>,
+
+    /// Pause between the echo agent's streamed chunks (ms).
+    #[arg(long, env = "IRIS_ECHO_DELAY_MS", default_value_t = 40)]
+    pub echo_delay_ms: u64,
+
+    /// Partition lease lifetime (ms); a dead worker's partitions move after about this long.
+    #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 4_000, value_parser = clap::value_parser!(u64).range(500..))]
+    pub lease_ttl_ms: u64,
+
+    /// A chat actor with no work for this long stops (s).
+    #[arg(long, env = "IRIS_CHAT_IDLE_SECS", default_value_t = 60)]
+    pub chat_idle_secs: u64,
+}
+
+impl WorkerArgs {
+    /// Lease lifetime.
+    pub fn lease_ttl(&self) -> Duration {
+        Duration::from_millis(self.lease_ttl_ms)
+    }
+}

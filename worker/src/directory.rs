@@ -1,0 +1,168 @@
+//! The chat directory actor: starts one chat actor per active chat on demand, routes
+//! inbound entries to it, and retires it once it has had no work for a while.
+//!
+//! Only the directory sends work to chat actors, and it retires an actor only when every
+//! entry it sent has been reported done, so no entry is ever queued on a retiring actor
+//! and a chat never has two actors.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+
+use iris_shared::inbound::InboundEntry;
+use iris_shared::keys;
+
+use crate::chat::{ChatActor, ChatDeps, Retire, Work};
+
+/// How often idle chat actors are looked for.
+const SWEEP_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Identity of a chat.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ChatKey {
+    /// Its account.
+    pub account: String,
+    /// Its chat id.
+    pub chat_id: String,
+}
+
+/// An inbound entry read from an owned partition.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Dispatch {
+    /// The entry.
+    pub entry: InboundEntry,
+    /// Fencing token of the partition when it was read.
+    pub fence: u64,
+}
+
+/// A chat actor finished (and acknowledged) one entry.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct EntryDone {
+    /// The chat.
+    pub key: ChatKey,
+}
+
+/// A chat actor was fenced off by a newer owner and stopped.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Fenced {
+    /// The chat.
+    pub key: ChatKey,
+}
+
+/// Builds the dependencies of new chat actors (they need the directory's address).
+pub type DepsFactory = Box<dyn Fn(&Addr<ChatDirectory>) -> ChatDeps>;
+
+struct ChatSlot {
+    actor: Addr<ChatActor>,
+    /// Entries sent and not yet reported done.
+    in_flight: usize,
+    /// When the last entry was sent or finished.
+    last_active: Instant,
+}
+
+/// The worker's active chats.
+pub struct ChatDirectory {
+    chats: HashMap<ChatKey, ChatSlot>,
+    deps: DepsFactory,
+    idle_after: Duration,
+    redis: deadpool_redis::Pool,
+}
+
+impl ChatDirectory {
+    /// A directory whose chat actors retire after `idle_after` without work.
+    pub fn new(deps: DepsFactory, idle_after: Duration, redis: deadpool_redis::Pool) -> Self {
+        Self {
+            chats: HashMap::new(),
+            deps,
+            idle_after,
+            redis,
+        }
+    }
+
+    fn retire_idle(&mut self) {
+        let idle_after = self.idle_after;
+        self.chats.retain(|_, slot| {
+            let idle = slot.in_flight == 0 && slot.last_active.elapsed() >= idle_after;
+            if idle {
+                slot.actor.do_send(Retire);
+            }
+            !idle
+        });
+    }
+
+    /// Acknowledges an entry that names no chat (unreadable); it can never succeed.
+    fn drop_unreadable(&self, entry: InboundEntry, ctx: &mut Context<Self>) {
+        tracing::warn!(partition = entry.partition, id = %entry.entry_id, "unreadable inbound entry dropped");
+        let redis = self.redis.clone();
+        ctx.spawn(
+            async move {
+                if let Ok(mut conn) = redis.get().await {
+                    let _: Result<(), _> = redis::cmd("XACK")
+                        .arg(keys::inbound(entry.partition))
+                        .arg(keys::WORKER_GROUP)
+                        .arg(&entry.entry_id)
+                        .query_async(&mut conn)
+                        .await;
+                }
+            }
+            .into_actor(self),
+        );
+    }
+}
+
+impl Actor for ChatDirectory {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(SWEEP_INTERVAL, |act, _ctx| act.retire_idle());
+    }
+}
+
+impl Handler<Dispatch> for ChatDirectory {
+    type Result = ();
+
+    fn handle(&mut self, msg: Dispatch, ctx: &mut Self::Context) {
+        let Some(request) = &msg.entry.request else {
+            self.drop_unreadable(msg.entry, ctx);
+            return;
+        };
+        let key = ChatKey {
+            account: request.account.clone(),
+            chat_id: request.chat_id.clone(),
+        };
+        let slot = self.chats.entry(key.clone()).or_insert_with(|| ChatSlot {
+            actor: ChatActor::new(key, (self.deps)(&ctx.address())).start(),
+            in_flight: 0,
+            last_active: Instant::now(),
+        });
+        slot.in_flight += 1;
+        slot.last_active = Instant::now();
+        slot.actor.do_send(Work {
+            entry: msg.entry,
+            fence: msg.fence,
+        });
+    }
+}
+
+impl Handler<EntryDone> for ChatDirectory {
+    type Result = ();
+
+    fn handle(&mut self, msg: EntryDone, _ctx: &mut Self::Context) {
+        if let Some(slot) = self.chats.get_mut(&msg.key) {
+            slot.in_flight = slot.in_flight.saturating_sub(1);
+            slot.last_active = Instant::now();
+        }
+    }
+}
+
+impl Handler<Fenced> for ChatDirectory {
+    type Result = ();
+
+    fn handle(&mut self, msg: Fenced, _ctx: &mut Self::Context) {
+        self.chats.remove(&msg.key);
+    }
+}

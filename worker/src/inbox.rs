@@ -1,0 +1,176 @@
+//! The worker's one blocking read: inbound entries of every partition it owns, read with
+//! the consumer group, and handed to the chat directory in stream order.
+//!
+//! When the worker gains a partition it first claims every entry still pending in the
+//! group (left by a worker that died or gave the partition up) and dispatches those
+//! before anything new, so takeover loses nothing and keeps each chat's order.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use actix::Addr;
+use redis::streams::{StreamAutoClaimReply, StreamReadReply};
+use tokio::sync::watch;
+
+use iris_shared::inbound::{InboundEntry, InboundRequest};
+use iris_shared::partition::Partition;
+use iris_shared::{keys, redis_conn};
+
+use crate::directory::{ChatDirectory, Dispatch};
+
+/// Longest a read blocks; also how late a newly gained partition may start being read.
+const BLOCK_MS: u64 = 1_000;
+/// Most entries taken per read or claim.
+const BATCH: usize = 100;
+/// Pause before reconnecting after a Redis error.
+const RETRY_DELAY: Duration = Duration::from_millis(500);
+
+/// Partitions this worker owns, with their fencing tokens.
+pub type Owned = HashMap<Partition, u64>;
+
+/// Reads owned partitions until the process ends.
+pub async fn run(
+    redis_url: String,
+    node_id: String,
+    mut owned: watch::Receiver<Owned>,
+    directory: Addr<ChatDirectory>,
+) {
+    let mut prepared: Owned = HashMap::new();
+    loop {
+        let mut conn = match redis_conn::blocking_connection(&redis_url).await {
+            Ok(conn) => conn,
+            Err(err) => {
+                tracing::warn!(%err, "inbox: cannot connect to Redis");
+                tokio::time::sleep(RETRY_DELAY).await;
+                continue;
+            }
+        };
+        let result = follow(&mut conn, &node_id, &mut owned, &mut prepared, &directory).await;
+        if let Err(err) = result {
+            tracing::warn!(%err, "inbox: Redis error, reconnecting");
+            prepared.clear();
+            tokio::time::sleep(RETRY_DELAY).await;
+        }
+    }
+}
+
+async fn follow(
+    conn: &mut redis::aio::MultiplexedConnection,
+    node_id: &str,
+    owned: &mut watch::Receiver<Owned>,
+    prepared: &mut Owned,
+    directory: &Addr<ChatDirectory>,
+) -> redis::RedisResult<()> {
+    loop {
+        let current = owned.borrow_and_update().clone();
+        if current.is_empty() {
+            prepared.clear();
+            if owned.changed().await.is_err() {
+                return Ok(());
+            }
+            continue;
+        }
+        prepared.retain(|partition, fence| current.get(partition) == Some(fence));
+        for (&partition, &fence) in &current {
+            if let std::collections::hash_map::Entry::Vacant(slot) = prepared.entry(partition) {
+                take_over(conn, node_id, partition, fence, directory).await?;
+                slot.insert(fence);
+            }
+        }
+        let mut partitions: Vec<Partition> = current.keys().copied().collect();
+        partitions.sort_unstable();
+        let mut read = redis::cmd("XREADGROUP");
+        read.arg("GROUP")
+            .arg(keys::WORKER_GROUP)
+            .arg(node_id)
+            .arg("COUNT")
+            .arg(BATCH)
+            .arg("BLOCK")
+            .arg(BLOCK_MS)
+            .arg("STREAMS");
+        for &partition in &partitions {
+            read.arg(keys::inbound(partition));
+        }
+        for _ in &partitions {
+            read.arg(">");
+        }
+        let reply: Option<StreamReadReply> = read.query_async(conn).await?;
+        for stream in reply.into_iter().flat_map(|r| r.keys) {
+            let Some(partition) = partitions
+                .iter()
+                .copied()
+                .find(|&p| keys::inbound(p) == stream.key)
+            else {
+                continue;
+            };
+            let fence = current[&partition];
+            for entry in stream.ids {
+                dispatch(directory, partition, fence, &entry);
+            }
+        }
+    }
+}
+
+/// Makes sure the group exists, then claims and dispatches every pending entry.
+async fn take_over(
+    conn: &mut redis::aio::MultiplexedConnection,
+    node_id: &str,
+    partition: Partition,
+    fence: u64,
+    directory: &Addr<ChatDirectory>,
+) -> redis::RedisResult<()> {
+    let stream = keys::inbound(partition);
+    let created: redis::RedisResult<()> = redis::cmd("XGROUP")
+        .arg("CREATE")
+        .arg(&stream)
+        .arg(keys::WORKER_GROUP)
+        .arg("0")
+        .arg("MKSTREAM")
+        .query_async(conn)
+        .await;
+    if let Err(err) = created {
+        if err.code() != Some("BUSYGROUP") {
+            return Err(err);
+        }
+    }
+    let mut cursor = "0-0".to_owned();
+    let mut claimed = 0usize;
+    loop {
+        let reply: StreamAutoClaimReply = redis::cmd("XAUTOCLAIM")
+            .arg(&stream)
+            .arg(keys::WORKER_GROUP)
+            .arg(node_id)
+            .arg(0)
+            .arg(&cursor)
+            .arg("COUNT")
+            .arg(BATCH)
+            .query_async(conn)
+            .await?;
+        claimed += reply.claimed.len();
+        for entry in &reply.claimed {
+            dispatch(directory, partition, fence, entry);
+        }
+        if reply.next_stream_id == "0-0" {
+            break;
+        }
+        cursor = reply.next_stream_id;
+    }
+    tracing::info!(partition, fence, claimed, "partition taken over");
+    Ok(())
+}
+
+fn dispatch(
+    directory: &Addr<ChatDirectory>,
+    partition: Partition,
+    fence: u64,
+    entry: &redis::streams::StreamId,
+) {
+    directory.do_send(Dispatch {
+        entry: InboundEntry {
+            partition,
+            entry_id: entry.id.clone(),
+            request: InboundRequest::from_entry(entry),
+        },
+        fence,
+    });
+}

@@ -1,0 +1,152 @@
+//! Writes a chat's frames: atomically to the account's outbox (with seq, fenced and
+//! de-duplicated) and then to the delivery streams of the gateway nodes holding the
+//! account's devices.
+
+use deadpool_redis::Pool;
+
+use iris_shared::clock::now_ms;
+use iris_shared::delivery::{publish_to_nodes, RoutedFrame};
+use iris_shared::outbox::{self, Append, AppendOutcome, EffectId};
+use iris_shared::protocol::ServerFrame;
+
+/// Why a frame could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// A newer owner of the chat's partition has written; this worker must stop the chat.
+    #[error("fenced off: a newer owner writes for this chat")]
+    Fenced,
+    /// Redis failed; the write may be retried (effects are de-duplicated).
+    #[error("Redis: {0}")]
+    Redis(String),
+}
+
+impl From<redis::RedisError> for PublishError {
+    fn from(err: redis::RedisError) -> Self {
+        Self::Redis(err.to_string())
+    }
+}
+
+impl From<deadpool_redis::PoolError> for PublishError {
+    fn from(err: deadpool_redis::PoolError) -> Self {
+        Self::Redis(err.to_string())
+    }
+}
+
+/// The chat a publisher writes for, and the owner's fencing token.
+#[derive(Debug, Clone)]
+pub struct ChatScope {
+    /// Account of the chat.
+    pub account: String,
+    /// The chat.
+    pub chat_id: String,
+    /// Fencing token of the partition lease this worker holds.
+    pub fence: u64,
+}
+
+/// One frame to write, with its addressing.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The frame (its `id` and `seq` are set per device at delivery).
+    pub frame: ServerFrame,
+    /// Identity of the effect, for frames caused by an inbound entry.
+    pub effect: Option<EffectId>,
+    /// Device whose request this answers.
+    pub origin_device: Option<String>,
+    /// The request id that device's copy carries.
+    pub request_id: Option<u64>,
+    /// Only this device gets the frame.
+    pub target_device: Option<String>,
+    /// A finished message to add to the chat history (JSON).
+    pub history_entry: Option<String>,
+}
+
+impl Outgoing {
+    /// A frame for every device of the account, not tied to an effect.
+    pub fn broadcast(frame: ServerFrame) -> Self {
+        Self {
+            frame,
+            effect: None,
+            origin_device: None,
+            request_id: None,
+            target_device: None,
+            history_entry: None,
+        }
+    }
+
+    /// Marks the frame as effect `effect`, written at most once.
+    pub fn once_as(mut self, effect: EffectId) -> Self {
+        self.effect = Some(effect);
+        self
+    }
+
+    /// Marks the frame as the answer to request `request_id` of `device`.
+    pub fn answering(mut self, device: &str, request_id: Option<u64>) -> Self {
+        self.origin_device = Some(device.to_owned());
+        self.request_id = request_id;
+        self
+    }
+
+    /// Sends the frame to `device` only.
+    pub fn only_to(mut self, device: &str) -> Self {
+        self.target_device = Some(device.to_owned());
+        self
+    }
+
+    /// Records a finished message in the chat history with the frame.
+    pub fn with_history(mut self, entry: serde_json::Value) -> Self {
+        self.history_entry = Some(entry.to_string());
+        self
+    }
+}
+
+/// Writes frames for chats.
+#[derive(Clone)]
+pub struct Publisher {
+    redis: Pool,
+}
+
+impl Publisher {
+    /// A publisher over `redis`.
+    pub fn new(redis: Pool) -> Self {
+        Self { redis }
+    }
+
+    /// Writes one frame: outbox (never-dropped frames) then live delivery. A frame an
+    /// earlier attempt already wrote is delivered live again (devices drop seqs they
+    /// have), never appended twice.
+    pub async fn emit(&self, scope: &ChatScope, outgoing: Outgoing) -> Result<(), PublishError> {
+        let mut frame = outgoing.frame;
+        frame.id = None;
+        frame.seq = None;
+        frame.chat_id = Some(scope.chat_id.clone());
+        let outboxed = frame.body.is_never_dropped();
+        let routed = RoutedFrame {
+            account: scope.account.clone(),
+            seq: None,
+            frame_json: frame.to_json(),
+            origin_device: outgoing.origin_device,
+            request_id: outgoing.request_id,
+            target_device: outgoing.target_device,
+        };
+        let append = Append {
+            frame: routed,
+            chat_id: scope.chat_id.clone(),
+            fence: scope.fence,
+            effect: outgoing.effect,
+            outboxed,
+            history_entry: outgoing.history_entry,
+        };
+        let mut conn = self.redis.get().await?;
+        let (seq, nodes) = match outbox::append(&mut conn, &append, now_ms()).await? {
+            AppendOutcome::Written { seq, nodes }
+            | AppendOutcome::AlreadyWritten { seq, nodes } => (seq, nodes),
+            AppendOutcome::Fenced => return Err(PublishError::Fenced),
+        };
+        let routed = RoutedFrame {
+            seq,
+            ..append.frame
+        };
+        publish_to_nodes(&mut conn, &routed, &nodes).await?;
+        Ok(())
+    }
+}
