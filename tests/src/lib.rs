@@ -1,1 +1,30 @@
-//! Iris Cluster end-to-end test harness.
+//! Iris Cluster end-to-end test harness: real Redis, real binaries, real WebSockets.
+//!
+//! # Layout
+//! - [`binaries`]: where the already built `iris-gateway` and `iris-worker` live.
+//! - [`ports`]: free local TCP ports.
+//! - [`scratch_dir`]: a per-test directory for logs, kept when the test fails.
+//! - [`child_process`]: a child process that is SIGKILLed when dropped, logging to a file.
+//! - [`resp`]: one Redis command over a raw TCP connection.
+//! - [`redis_server`]: a private `redis-server` per test.
+//! - [`http_probe`]: a minimal HTTP GET for `/readyz`, `/healthz` and `/metrics`.
+//! - [`cluster_spec`]: what a test's cluster consists of, and node names.
+//! - [`cluster`]: Redis plus gateway and worker processes, and operator actions on them.
+//! - [`contract`]: validation of server frames against the vendored wire contract.
+//! - [`frames`]: reading fields of received frames.
+//! - [`client`]: a WebSocket client that checks every frame it receives.
+//! - [`turn`]: what a complete streamed agent turn looks like to a device.
+
+pub mod binaries;
+pub mod child_process;
+pub mod client;
+pub mod cluster;
+pub mod cluster_spec;
+pub mod contract;
+pub mod frames;
+pub mod http_probe;
+pub mod ports;
+pub mod redis_server;
+pub mod resp;
+pub mod scratch_dir;
+pub mod turn;

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing Iris Cluster needs beyond a Rust toolchain:
+# Redis (server and CLI) from Debian packages. Safe to run again: it skips what is there.
+set -euo pipefail
+
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "installing: ${need[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "need root or sudo to install ${need[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq || echo "apt-get update failed; trying the cached package lists" >&2
+$sudo apt-get install -y -qq "${need[@]}" >/dev/null
+# The Debian package may start a system-wide Redis on 6379; the cluster scripts and tests
+# start their own servers on their own ports and do not depend on it.

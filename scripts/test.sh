@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every check and test of Iris Cluster: formatting, lints, unit and contract tests,
+# and the end-to-end tests that start private Redis servers and the real binaries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/install-deps.sh
+echo "== cargo fmt --check" >&2
+cargo fmt --all -- --check
+echo "== cargo clippy" >&2
+cargo clippy --workspace --all-targets -- -D warnings
+echo "== cargo build (binaries the end-to-end tests start)" >&2
+cargo build --workspace --bins
+echo "== cargo test" >&2
+cargo test --workspace -- --test-threads "${IRIS_TEST_THREADS:-4}"

@@ -1,0 +1,257 @@
+//! A whole Iris Cluster for one test: a private Redis, gateway and worker processes
+//! started from the built binaries, and the operator's actions on them (tokens, crashes).
+//! Dropping it kills every process; if the test is failing, it first prints each
+//! process's log path and last log lines.
+
+use std::net::SocketAddr;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::binaries::{binary, GATEWAY, WORKER};
+use crate::child_process::ChildProcess;
+use crate::client::Client;
+use crate::cluster_spec::{gateway_node_id, worker_node_id, ClusterSpec};
+use crate::http_probe;
+use crate::ports::free_port;
+use crate::redis_server::RedisServer;
+use crate::resp::Reply;
+use crate::scratch_dir::ScratchDir;
+
+/// How long nodes may take to become ready (tests start many processes in parallel).
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Log lines shown per process when a test fails.
+const LOG_LINES_ON_FAILURE: usize = 40;
+/// Log filter given to the nodes.
+const NODE_LOG_FILTER: &str = "info,iris_gateway=debug,iris_worker=debug,iris_shared=debug";
+
+/// A started gateway node.
+#[derive(Debug)]
+struct GatewayNode {
+    addr: SocketAddr,
+    process: ChildProcess,
+}
+
+/// A running cluster; everything dies with it.
+pub struct Cluster {
+    partitions: u32,
+    redis: RedisServer,
+    gateways: Vec<GatewayNode>,
+    workers: Vec<ChildProcess>,
+    /// Declared last: dropped after the processes, kept on failure for their logs.
+    scratch: ScratchDir,
+}
+
+impl Cluster {
+    /// Starts Redis, then the gateways and workers of `spec`, and waits until every gateway
+    /// answers `/readyz` 200 and every worker is registered and every partition leased.
+    /// `label` names the test's log directory. Panics at once if a binary is not built.
+    pub async fn start(label: &str, spec: ClusterSpec) -> Self {
+        if spec.gateways > 0 {
+            binary(GATEWAY);
+        }
+        if spec.workers > 0 {
+            binary(WORKER);
+        }
+        let scratch = ScratchDir::new(label);
+        let redis = RedisServer::start(scratch.path());
+        let mut cluster = Self {
+            partitions: spec.partitions,
+            redis,
+            gateways: Vec::new(),
+            workers: Vec::new(),
+            scratch,
+        };
+        for index in 0..spec.gateways {
+            cluster.start_gateway(index, &spec.gateway_env);
+        }
+        for index in 0..spec.workers {
+            cluster.start_worker(index, &spec.worker_env);
+        }
+        for index in 0..spec.gateways {
+            cluster.wait_gateway_ready(index).await;
+        }
+        if spec.workers > 0 {
+            cluster.wait_workers_ready().await;
+        }
+        cluster
+    }
+
+    fn node_command(&self, binary_name: &str, node_id: &str, env: &[(String, String)]) -> Command {
+        let mut command = Command::new(binary(binary_name));
+        command
+            .env("IRIS_REDIS_URL", self.redis.url())
+            .env("IRIS_PARTITIONS", self.partitions.to_string())
+            .env("IRIS_NODE_ID", node_id)
+            .env("RUST_LOG", NODE_LOG_FILTER)
+            .env("NO_COLOR", "1")
+            .envs(env.iter().map(|(name, value)| (name, value)));
+        command
+    }
+
+    fn start_gateway(&mut self, index: usize, env: &[(String, String)]) {
+        let node_id = gateway_node_id(index);
+        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let mut command = self.node_command(GATEWAY, &node_id, env);
+        command.arg("serve").env("IRIS_LISTEN", addr.to_string());
+        let process = ChildProcess::spawn(&node_id, command, self.scratch.path());
+        self.gateways.push(GatewayNode { addr, process });
+    }
+
+    fn start_worker(&mut self, index: usize, env: &[(String, String)]) {
+        let node_id = worker_node_id(index);
+        let command = self.node_command(WORKER, &node_id, env);
+        let process = ChildProcess::spawn(&node_id, command, self.scratch.path());
+        self.workers.push(process);
+    }
+
+    async fn wait_gateway_ready(&mut self, index: usize) {
+        let addr = self.gateways[index].addr;
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(response) = http_probe::get(addr, "/readyz").await {
+                if response.status == 200 {
+                    return;
+                }
+            }
+            if self.gateways[index].process.exit_status().is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "gateway {} never answered /readyz 200",
+            gateway_node_id(index)
+        );
+    }
+
+    async fn wait_workers_ready(&mut self) {
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        while Instant::now() < deadline {
+            if self.unready_worker_reason().is_none() {
+                return;
+            }
+            if let Some(dead) = self.workers.iter_mut().find_map(|w| {
+                w.exit_status()
+                    .map(|status| format!("{} {status}", w.name()))
+            }) {
+                panic!("worker exited during startup: {dead}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let reason = self.unready_worker_reason().unwrap_or_default();
+        panic!("workers not ready within {STARTUP_TIMEOUT:?}: {reason}");
+    }
+
+    /// Why the workers are not serving every partition yet, if they are not.
+    fn unready_worker_reason(&self) -> Option<String> {
+        let registry = iris_shared::keys::workers();
+        for index in 0..self.workers.len() {
+            let node_id = worker_node_id(index);
+            match self.redis.command(&["ZSCORE", &registry, &node_id]) {
+                Ok(Reply::Text(_)) => {}
+                other => return Some(format!("{node_id} not in {registry} ({other:?})")),
+            }
+        }
+        (0..self.partitions)
+            .find(|&partition| self.lease_holder(partition).is_none())
+            .map(|partition| format!("partition {partition} has no lease holder"))
+    }
+
+    /// Address of gateway `index`.
+    pub fn gateway_addr(&self, index: usize) -> SocketAddr {
+        self.gateways[index].addr
+    }
+
+    /// A WebSocket connection to gateway `index`; `label` names the device in failures.
+    pub async fn connect(&self, index: usize, label: &str) -> Client {
+        Client::connect(self.gateway_addr(index), label).await
+    }
+
+    /// The cluster's Redis.
+    pub fn redis(&self) -> &RedisServer {
+        &self.redis
+    }
+
+    /// `IRIS_PARTITIONS` of the cluster.
+    pub fn partitions(&self) -> u32 {
+        self.partitions
+    }
+
+    /// Runs `iris-gateway token <args>` against the cluster's Redis; returns stdout.
+    fn token_command(&self, args: &[&str]) -> String {
+        let output = Command::new(binary(GATEWAY))
+            .arg("token")
+            .args(args)
+            .env("IRIS_REDIS_URL", self.redis.url())
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("running iris-gateway token");
+        assert!(
+            output.status.success(),
+            "iris-gateway token {args:?} failed ({}):\n{}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Creates a device token for `account` (`iris-gateway token create`).
+    pub fn create_token(&self, account: &str) -> String {
+        let stdout = self.token_command(&["create", "--account", account]);
+        stdout
+            .lines()
+            .map(str::trim)
+            .rfind(|line| !line.is_empty())
+            .unwrap_or_else(|| panic!("token create printed no token: {stdout:?}"))
+            .to_owned()
+    }
+
+    /// Revokes `token` (`iris-gateway token revoke`).
+    pub fn revoke_token(&self, token: &str) {
+        self.token_command(&["revoke", token]);
+    }
+
+    /// The node id holding `partition`'s lease, if any (the key holds `<node>|<fence>`).
+    pub fn lease_holder(&self, partition: u32) -> Option<String> {
+        let lease = iris_shared::keys::lease(partition);
+        let reply = self.redis.command(&["GET", &lease]).ok()?;
+        let value = reply.text()?;
+        Some(value.split('|').next().unwrap_or(value).to_owned())
+    }
+
+    /// Index of the worker named `node_id`.
+    pub fn worker_index(&self, node_id: &str) -> Option<usize> {
+        (0..self.workers.len()).find(|&index| worker_node_id(index) == node_id)
+    }
+
+    /// Crashes worker `index` (SIGKILL: no cleanup, its leases just expire).
+    pub fn kill_worker(&mut self, index: usize) {
+        self.workers[index].kill();
+    }
+
+    /// Crashes the cluster's Redis (SIGKILL).
+    pub fn kill_redis(&mut self) {
+        self.redis.kill();
+    }
+
+    fn diagnostics(&mut self) -> String {
+        let mut report = vec![format!("cluster logs in {}", self.scratch.path().display())];
+        report.push(self.redis.process_mut().diagnostics(LOG_LINES_ON_FAILURE));
+        for gateway in &mut self.gateways {
+            report.push(gateway.process.diagnostics(LOG_LINES_ON_FAILURE));
+        }
+        for worker in &mut self.workers {
+            report.push(worker.diagnostics(LOG_LINES_ON_FAILURE));
+        }
+        report.join("\n")
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("{}", self.diagnostics());
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! What a test's cluster consists of ([`ClusterSpec`]) and how its nodes are named.
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct ClusterSpec {
+    pub(crate) gateways: usize,
+    pub(crate) workers: usize,
+    pub(crate) partitions: u32,
+    pub(crate) gateway_env: Vec<(String, String)>,
+    pub(crate) worker_env: Vec<(String, String)>,
+}
+
+impl Default for ClusterSpec {
+    /// One gateway, one worker, 64 partitions.
+    fn default() -> Self {
+        Self {
+            gateways: 1,
+            workers: 1,
+            partitions: 64,
+            gateway_env: Vec::new(),
+            worker_env: Vec::new(),
+        }
+    }
+}
+
+impl ClusterSpec {
+    /// Number of gateway nodes.
+    pub fn gateways(mut self, count: usize) -> Self {
+        self.gateways = count;
+        self
+    }
+
+    /// Number of worker nodes (`worker-a`, `worker-b`, ...).
+    pub fn workers(mut self, count: usize) -> Self {
+        self.workers = count;
+        self
+    }
+
+    /// `IRIS_PARTITIONS` of every node.
+    pub fn partitions(mut self, partitions: u32) -> Self {
+        self.partitions = partitions;
+        self
+    }
+
+    /// An extra environment variable for every gateway.
+    pub fn gateway_env(mut self, name: &str, value: &str) -> Self {
+        self.gateway_env.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// An extra environment variable for every worker.
+    pub fn worker_env(mut self, name: &str, value: &str) -> Self {
+        self.worker_env.push((name.to_owned(), value.to_owned()));
+        self
+    }
+}
+
+/// Node id of worker `index`: `worker-a`, `worker-b`, ...
+pub fn worker_node_id(index: usize) -> String {
+    let letter = (b'a' + u8::try_from(index % 26).unwrap_or(0)) as char;
+    format!("worker-{letter}")
+}
+
+/// Node id of gateway `index`: `gw-1`, `gw-2`, ...
+pub fn gateway_node_id(index: usize) -> String {
+    format!("gw-{}", index + 1)
+}

@@ -1,0 +1,56 @@
+//! A minimal HTTP/1.1 GET over a tokio `TcpStream` (`Connection: close`), enough to probe
+//! `/readyz`, `/healthz` and `/metrics` without an HTTP client crate.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// How long one probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// An HTTP response: status code and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// The status code.
+    pub status: u16,
+    /// The body (the whole payload after the headers; the server closes the connection).
+    pub body: String,
+}
+
+/// `GET path` from `addr`.
+pub async fn get(addr: SocketAddr, path: &str) -> io::Result<HttpResponse> {
+    tokio::time::timeout(PROBE_TIMEOUT, get_without_timeout(addr, path))
+        .await
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, format!("GET {path} timed out")))?
+}
+
+async fn get_without_timeout(addr: SocketAddr, path: &str) -> io::Result<HttpResponse> {
+    let mut stream = TcpStream::connect(addr).await?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await?;
+    parse_response(&String::from_utf8_lossy(&raw))
+}
+
+fn parse_response(text: &str) -> io::Result<HttpResponse> {
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("bad HTTP response {text:?}"),
+        )
+    };
+    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(bad)?;
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(bad)?;
+    Ok(HttpResponse {
+        status,
+        body: body.to_owned(),
+    })
+}
