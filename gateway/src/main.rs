@@ -130,19 +130,10 @@ const SHUTDOWN_GRACE_SECS: u64 = 5;
 
 /// On SIGTERM or SIGINT: tell every session to reconnect elsewhere, then stop serving.
 async fn drain_on_signal(server: actix_web::dev::ServerHandle, registry: actix::Addr<Registry>) {
-    wait_for_shutdown_signal().await;
+    iris_shared::shutdown::signal().await;
     let drained = registry.send(registry::Drain).await.unwrap_or(0);
     tracing::info!(sessions = drained, "draining: sessions told to reconnect");
     server.stop(true).await;
-}
-
-async fn wait_for_shutdown_signal() {
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("installing a SIGTERM handler");
-    tokio::select! {
-        _ = terminate.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
 }
 
 fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {

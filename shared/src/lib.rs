@@ -12,6 +12,7 @@
 //! - [`lease`]: partition leases with fencing tokens.
 //! - [`redis_conn`]: connection pools and dedicated blocking connections.
 //! - [`config`]: command-line flags and environment variables both binaries share.
+//! - [`shutdown`]: the signal that stops a node.
 //! - [`telemetry`]: logging setup.
 //! - [`clock`]: wall-clock milliseconds.
 //!
@@ -29,4 +30,5 @@ pub mod presence;
 pub mod protocol;
 pub mod redis_conn;
 pub mod scripts;
+pub mod shutdown;
 pub mod telemetry;

@@ -97,18 +97,9 @@ fn main() -> anyhow::Result<()> {
             directory,
         ));
         tracing::info!(node = %node_id, partitions = cli.cluster.partitions, agent = ?cli.worker.agent, "iris-worker running");
-        wait_for_shutdown_signal().await;
+        iris_shared::shutdown::signal().await;
         tracing::info!(node = %node_id, "shutting down: releasing partitions");
         let _ = keeper.send(ReleaseAll).await;
         Ok(())
     })
-}
-
-async fn wait_for_shutdown_signal() {
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("installing a SIGTERM handler");
-    tokio::select! {
-        _ = terminate.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
 }

@@ -49,17 +49,7 @@ impl Session {
             act.awaiting_window = false;
             let window = match result {
                 Ok(window) => window,
-                Err(err) => {
-                    tracing::warn!(%err, "sync: cannot read the outbox");
-                    act.send_error(
-                        ctx,
-                        request_id,
-                        ErrorCode::Internal,
-                        "sync failed; reconnect and retry",
-                    );
-                    act.close(ctx, close_codes::BACKEND_UNAVAILABLE, "backend unavailable");
-                    return;
-                }
+                Err(err) => return act.give_up_on_backend(ctx, Some(request_id), &err),
             };
             let Some(device_cursor) = act.cursor.as_mut() else {
                 return;
@@ -79,6 +69,22 @@ impl Session {
                 }
             }
         }));
+    }
+
+    /// The outbox cannot be read: answer the sync (if one is waiting) with an error and
+    /// close with a reconnect code, rather than leave the device with a partial replay.
+    fn give_up_on_backend(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        sync_request: Option<Option<u64>>,
+        err: &str,
+    ) {
+        tracing::warn!(%err, session = self.id, "cannot read the outbox");
+        if let Some(request_id) = sync_request {
+            let message = "sync failed; reconnect and retry";
+            self.send_error(ctx, request_id, ErrorCode::Internal, message);
+        }
+        self.close(ctx, close_codes::BACKEND_UNAVAILABLE, "backend unavailable");
     }
 
     fn send_sync_done(
@@ -168,16 +174,11 @@ impl Session {
                 .map(|result, act, ctx| match result {
                     Ok(frames) => act.on_replay_page(frames, ctx),
                     Err(err) => {
-                        tracing::warn!(%err, "replay: cannot read the outbox");
-                        if let Some(ReplayPurpose::Sync { request_id }) = act.replay {
-                            act.send_error(
-                                ctx,
-                                request_id,
-                                ErrorCode::Internal,
-                                "sync failed; reconnect and retry",
-                            );
-                        }
-                        act.close(ctx, close_codes::BACKEND_UNAVAILABLE, "backend unavailable");
+                        let sync_request = match act.replay {
+                            Some(ReplayPurpose::Sync { request_id }) => Some(request_id),
+                            _ => None,
+                        };
+                        act.give_up_on_backend(ctx, sync_request, &err);
                     }
                 }),
         );
