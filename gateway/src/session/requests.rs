@@ -10,12 +10,18 @@ use iris_shared::protocol::{
     AppBody, AppFrame, ErrorCode, Pong, ServerBody, ServerFrame, DEFAULT_CHAT_ID,
 };
 
+use super::replay::ReplayPurpose;
 use super::{Phase, Session};
 use crate::metrics;
 
 impl Session {
     /// Serves one parsed request (the session is not blocked).
     pub(super) fn handle_request(&mut self, frame: AppFrame, ctx: &mut ws::WebsocketContext<Self>) {
+        if !matches!(frame.body, AppBody::Sync(_)) && self.start_live_delivery(ctx) {
+            // A gap fill started: this request waits for it, ahead of anything deferred.
+            self.deferred.push_front(frame);
+            return;
+        }
         let id = frame.id;
         match (&self.phase, frame.body) {
             (Phase::AwaitingHello, AppBody::Hello(hello)) => self.pair(id, hello, ctx),
@@ -48,6 +54,27 @@ impl Session {
                 let message = format!("{} is not supported by this server yet", body.type_name());
                 self.send_error(ctx, id, ErrorCode::Unsupported, message);
             }
+        }
+    }
+
+    /// A paired device that sends anything but `sync` first is not resuming: held frames
+    /// flow live at once instead of waiting out the sync grace. Returns whether a gap fill
+    /// started (the session is blocked).
+    fn start_live_delivery(&mut self, ctx: &mut ws::WebsocketContext<Self>) -> bool {
+        let Some(cursor) = self.cursor.as_mut() else {
+            return false;
+        };
+        let (to_send, gap) = cursor.start_live();
+        for frame in &to_send {
+            self.send_routed(ctx, frame);
+        }
+        match gap {
+            Some(range) => {
+                metrics::incr(&self.state.metrics.gap_fills_total);
+                self.start_replay(range, ReplayPurpose::GapFill, ctx);
+                true
+            }
+            None => false,
         }
     }
 
