@@ -138,8 +138,9 @@ pub async fn run_turn(
 
     let input = TurnInput {
         text: request.text.clone(),
+        ..Default::default()
     };
-    let mut events = agent.run(input);
+    let mut events = agent.start(input).events;
     let mut text = String::new();
     let (mut model, mut tokens, mut failure) = (None, None, None);
     while let Some(event) = events.next().await {

@@ -3,11 +3,14 @@
 //! [`FAIL_PREFIX`] makes the turn fail the way an upstream failure does, so the app's
 //! error path can be tried too.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::stream::{self, BoxStream, StreamExt};
+use futures_util::future::{self, BoxFuture, FutureExt};
+use futures_util::stream::{self, StreamExt};
+use tokio::sync::watch;
 
-use super::{Agent, AgentEvent, TurnInput};
+use super::{Agent, AgentCaps, AgentError, AgentEvent, AgentRun, ModelInfo, RunControl, TurnInput};
 
 /// Model name the echo agent reports.
 pub const ECHO_MODEL: &str = "echo";
@@ -33,28 +36,81 @@ fn chunks(answer: &str) -> Vec<String> {
     chars.chunks(size).map(|c| c.iter().collect()).collect()
 }
 
+/// Stops an echo turn: the stream ends with `Cancelled` before its next chunk.
+struct EchoControl {
+    stopped: watch::Sender<bool>,
+}
+
+impl RunControl for EchoControl {
+    fn stop(&self) -> BoxFuture<'static, Result<(), AgentError>> {
+        self.stopped.send_replace(true);
+        future::ready(Ok(())).boxed()
+    }
+
+    fn approve(&self, _approval_id: &str, _choice: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+        future::ready(Err(AgentError::NotActive("the echo agent asks for no approvals".into()))).boxed()
+    }
+
+    fn steer(&self, _text: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+        future::ready(Err(AgentError::Unsupported("the echo agent cannot be steered".into()))).boxed()
+    }
+}
+
 impl Agent for EchoAgent {
-    fn run(&self, input: TurnInput) -> BoxStream<'static, AgentEvent> {
+    fn start(&self, input: TurnInput) -> AgentRun {
+        let (stopped, stop_seen) = watch::channel(false);
+        let control = Arc::new(EchoControl { stopped });
         let delay = self.delay;
         let deltas = chunks(&format!("echo: {}", input.text));
-        if let Some(reason) = input.text.strip_prefix(FAIL_PREFIX) {
-            let first = deltas.into_iter().take(1).map(AgentEvent::TextDelta);
-            let failure = AgentEvent::Failed(format!("echo failure requested:{reason}"));
-            return stream::iter(first.chain(std::iter::once(failure))).boxed();
-        }
-        let tokens = deltas.len() as u64;
-        stream::iter(deltas)
-            .then(move |delta| async move {
-                tokio::time::sleep(delay).await;
-                AgentEvent::TextDelta(delta)
-            })
-            .chain(stream::once(async move {
-                AgentEvent::Done {
-                    model: Some(ECHO_MODEL.to_owned()),
-                    tokens: Some(tokens),
+        let ending = match input.text.strip_prefix(FAIL_PREFIX) {
+            Some(reason) => AgentEvent::Failed(format!("echo failure requested:{reason}")),
+            None => AgentEvent::Done {
+                model: Some(ECHO_MODEL.to_owned()),
+                tokens: Some(deltas.len() as u64),
+            },
+        };
+        let deltas = match ending {
+            AgentEvent::Failed(_) => deltas.into_iter().take(1).collect(),
+            _ => deltas,
+        };
+        let events = stream::unfold(
+            (deltas.into_iter(), Some(ending)),
+            move |(mut deltas, ending)| {
+                let mut stop_seen = stop_seen.clone();
+                async move {
+                    let ending = ending?;
+                    let stopped = tokio::select! {
+                        _ = tokio::time::sleep(delay) => false,
+                        _ = stop_seen.wait_for(|stopped| *stopped) => true,
+                    } || *stop_seen.borrow();
+                    if stopped {
+                        return Some((AgentEvent::Cancelled, (deltas, None)));
+                    }
+                    match deltas.next() {
+                        Some(delta) => Some((AgentEvent::TextDelta(delta), (deltas, Some(ending)))),
+                        None => Some((ending, (deltas, None))),
+                    }
                 }
-            }))
-            .boxed()
+            },
+        )
+        .boxed();
+        AgentRun { events, control }
+    }
+
+    fn models(&self) -> BoxFuture<'static, Result<Vec<ModelInfo>, AgentError>> {
+        let echo = ModelInfo {
+            id: ECHO_MODEL.to_owned(),
+            label: "Echo (built in)".to_owned(),
+        };
+        future::ready(Ok(vec![echo])).boxed()
+    }
+
+    fn caps(&self) -> AgentCaps {
+        AgentCaps::default()
+    }
+
+    fn default_model(&self) -> Option<String> {
+        Some(ECHO_MODEL.to_owned())
     }
 }
 
@@ -88,8 +144,11 @@ mod tests {
         let agent = EchoAgent {
             delay: Duration::ZERO,
         };
-        let input = TurnInput { text: "hi".into() };
-        let events: Vec<_> = agent.run(input).collect().await;
+        let input = TurnInput {
+            text: "hi".into(),
+            ..Default::default()
+        };
+        let events: Vec<_> = agent.start(input).events.collect().await;
         let text: String = events
             .iter()
             .filter_map(|e| match e {
@@ -108,8 +167,26 @@ mod tests {
         };
         let input = TurnInput {
             text: "!fail boom".into(),
+            ..Default::default()
         };
-        let events: Vec<_> = agent.run(input).collect().await;
+        let events: Vec<_> = agent.start(input).events.collect().await;
         assert!(matches!(events.last(), Some(AgentEvent::Failed(_))));
+    }
+
+    #[tokio::test]
+    async fn a_stopped_turn_ends_with_cancelled_before_its_text_is_done() {
+        let agent = EchoAgent {
+            delay: Duration::from_millis(50),
+        };
+        let input = TurnInput {
+            text: "a long text that would take a while to stream back".into(),
+            ..Default::default()
+        };
+        let run = agent.start(input);
+        let mut events = run.events;
+        assert!(matches!(events.next().await, Some(AgentEvent::TextDelta(_))));
+        run.control.stop().await.unwrap();
+        let rest: Vec<_> = events.collect().await;
+        assert_eq!(rest, vec![AgentEvent::Cancelled]);
     }
 }
