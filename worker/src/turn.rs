@@ -172,6 +172,8 @@ pub async fn run_turn(
                 failure = Some(reason);
                 break;
             }
+            AgentEvent::Cancelled => break,
+            _ => {}
         }
     }
 
