@@ -18,6 +18,8 @@
 //! | `iris:{a:A}:turn:<p>:<entry>` | hash | effect ordinal → outbox seq, for exactly-once replays |
 //! | `iris:{a:A}:fence:<chat>` | string | highest fencing token that wrote for the chat |
 //! | `iris:{a:A}:history:<chat>` | stream | the chat's finished messages |
+//! | `iris:{a:A}:settings:<chat>` | hash | the chat's model, reasoning display, conversation start |
+//! | `iris:{a:A}:picker:<id>` | hash | an open picker's chat and kind (any device may answer) |
 //! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
@@ -87,6 +89,14 @@ impl AccountKeys {
     /// Finished messages of `chat_id`.
     pub fn history(&self, chat_id: &str) -> String {
         format!("{}:history:{chat_id}", self.tag)
+    }
+    /// Settings of `chat_id` (model, reasoning display, where the conversation starts).
+    pub fn chat_settings(&self, chat_id: &str) -> String {
+        format!("{}:settings:{chat_id}", self.tag)
+    }
+    /// An open picker.
+    pub fn picker(&self, picker_id: &str) -> String {
+        format!("{}:picker:{picker_id}", self.tag)
     }
 }
 

@@ -223,6 +223,7 @@ fn example_server_bodies() -> Vec<ServerBody> {
             title: text("Daily digest"),
             body: text("3 new items"),
             ts: Some(1_760_000_000_500),
+            ..Default::default()
         }
         .into(),
         PickerModel {

@@ -1,26 +1,26 @@
 //! The chat actor: one per active chat. It runs the chat's turns one at a time in inbound
-//! order, answers `agent.stop` at once, and acknowledges each inbound entry only after its
-//! effects are durable in Redis.
+//! order (a `message.send` that arrives during a turn waits for it), applies control
+//! requests (`agent.stop`, `agent.steer`, `picker.select`) to the running turn at once, and
+//! acknowledges each inbound entry only after its effects are durable in Redis.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use deadpool_redis::Pool;
 
-use iris_shared::inbound::InboundEntry;
+use iris_shared::inbound::{InboundEntry, InboundRequest};
 use iris_shared::keys;
 use iris_shared::outbox::EffectId;
 use iris_shared::protocol::{
-    parse_app_frame, AgentIdle, AppBody, ErrorCode, ErrorPayload, ServerBody, ServerFrame,
+    parse_app_frame, AgentIdle, AppBody, AppFrame, ErrorCode, ErrorPayload, Notification,
+    NotificationKind, ServerBody, ServerFrame,
 };
 
-use crate::agent::Agent;
+use crate::agent::AgentError;
 use crate::directory::{ChatKey, EntryDone, Fenced};
-use crate::publisher::{ChatScope, Outgoing, PublishError, Publisher};
-use crate::turn::{run_turn, StopRequest, TurnControl, TurnRequest, FINAL_ORDINAL};
+use crate::publisher::{ChatScope, Outgoing, PublishError};
+use crate::turn::{run_turn, PendingAnswer, TurnControl, TurnDeps, TurnRequest};
+use crate::turn_writer::ordinal;
 
 /// Pause before retrying work that failed on Redis.
 const RETRY_DELAY: Duration = Duration::from_secs(1);
@@ -40,24 +40,22 @@ pub struct Work {
 #[rtype(result = "()")]
 pub struct Retire;
 
-/// A queued turn and the entry it acknowledges.
-struct QueuedTurn {
-    request: TurnRequest,
-}
-
 /// What the actor needs from its worker.
 #[derive(Clone)]
 pub struct ChatDeps {
-    /// Redis pool (acknowledgements, effect checks).
-    pub redis: Pool,
-    /// Frame writer.
-    pub publisher: Publisher,
-    /// The upstream agent.
-    pub agent: Arc<dyn Agent>,
-    /// The directory, told when entries finish or the chat is fenced off.
+    /// Publisher, Redis and agent, shared with the turns.
+    pub turn: TurnDeps,
+    /// The directory, told when entries finish.
     pub directory: Recipient<EntryDone>,
     /// The directory, told when this chat lost its partition.
     pub fenced: Recipient<Fenced>,
+}
+
+/// The turn running now.
+struct RunningTurn {
+    control: TurnControl,
+    /// Entries answered by the end of this turn (its own, and `agent.stop`s).
+    entries: Vec<InboundEntry>,
 }
 
 /// One active chat.
@@ -67,9 +65,9 @@ pub struct ChatActor {
     /// Highest fencing token seen; writes use it.
     fence: u64,
     /// Turns waiting, in inbound order.
-    queue: VecDeque<QueuedTurn>,
-    /// The running turn's controls and the stop entries it will answer.
-    running: Option<(TurnControl, Vec<InboundEntry>)>,
+    queue: VecDeque<(TurnRequest, InboundEntry)>,
+    /// The running turn, if any.
+    running: Option<RunningTurn>,
 }
 
 impl ChatActor {
@@ -100,68 +98,249 @@ impl ChatActor {
         let frame = match parse_app_frame(&request.frame_json) {
             Ok(frame) => frame,
             Err(err) => {
-                let error = err.to_error_frame();
-                let outgoing = Outgoing::broadcast(error)
-                    .once_as(effect(&entry, 0))
-                    .only_to(&request.device_id);
+                let outgoing =
+                    Outgoing::broadcast(err.to_error_frame()).only_to(&request.device_id);
                 self.answer_then_ack(outgoing, entry, ctx);
                 return;
             }
         };
         match frame.body {
-            AppBody::MessageSend(send) => {
-                self.queue.push_back(QueuedTurn {
-                    request: TurnRequest {
-                        partition: entry.partition,
-                        entry_id: entry.entry_id.clone(),
-                        device_id: request.device_id.clone(),
-                        request_id: frame.id,
-                        text: send.text.unwrap_or_default(),
-                        received_ms: request.received_ms,
-                    },
-                });
-                self.start_next_turn(ctx);
+            AppBody::MessageSend(ref send) => {
+                let text = send.text.clone().unwrap_or_default();
+                self.queue_turn(&entry, &request, frame.id, text, ctx);
             }
-            AppBody::AgentStop(_) => self.stop_turn(entry, request.device_id, frame.id, ctx),
-            other => {
-                let error = ErrorPayload::new(
+            AppBody::AgentStop(_) => self.stop_turn(entry, &request, frame.id, ctx),
+            AppBody::AgentSteer(ref steer) => {
+                let text = steer.text.clone().unwrap_or_default();
+                self.steer_turn(entry, &request, frame.id, text, ctx);
+            }
+            AppBody::PickerSelect(ref select) => {
+                let picker_id = select.picker_id.clone().unwrap_or_default();
+                let value = select.value.clone().unwrap_or_default();
+                self.select(entry, &request, frame.id, picker_id, value, ctx);
+            }
+            ref other => {
+                let message = format!("{} is not supported by this worker", other.type_name());
+                self.reject(
+                    entry,
+                    &request,
+                    &frame,
                     ErrorCode::Unsupported,
-                    format!("{} is not supported by this worker", other.type_name()),
+                    message,
+                    ctx,
                 );
-                let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::Error(error)))
-                    .once_as(effect(&entry, 0))
-                    .answering(&request.device_id, frame.id)
-                    .only_to(&request.device_id);
-                self.answer_then_ack(outgoing, entry, ctx);
             }
         }
     }
 
-    /// `agent.stop`: cancels the running turn (whose `agent.idle` then answers the stop),
-    /// or answers with `agent.idle` at once when nothing runs.
+    fn queue_turn(
+        &mut self,
+        entry: &InboundEntry,
+        request: &InboundRequest,
+        request_id: Option<u64>,
+        text: String,
+        ctx: &mut Context<Self>,
+    ) {
+        let turn = TurnRequest {
+            partition: entry.partition,
+            entry_id: entry.entry_id.clone(),
+            device_id: request.device_id.clone(),
+            request_id,
+            text,
+            received_ms: request.received_ms,
+        };
+        self.queue.push_back((turn, entry.clone()));
+        self.start_next_turn(ctx);
+    }
+
+    /// Answers a request with an `error` for the requesting device only.
+    fn reject(
+        &mut self,
+        entry: InboundEntry,
+        request: &InboundRequest,
+        frame: &AppFrame,
+        code: ErrorCode,
+        message: String,
+        ctx: &mut Context<Self>,
+    ) {
+        let error = ServerFrame::new(ServerBody::Error(ErrorPayload::new(code, message)));
+        let outgoing = Outgoing::broadcast(error)
+            .answering(&request.device_id, frame.id)
+            .only_to(&request.device_id);
+        self.answer_then_ack(outgoing, entry, ctx);
+    }
+
+    /// `agent.stop`: stops the running turn upstream (its `agent.idle` then answers the
+    /// stop), or answers with `agent.idle` at once when nothing runs.
     fn stop_turn(
         &mut self,
         entry: InboundEntry,
-        device_id: String,
+        request: &InboundRequest,
         request_id: Option<u64>,
         ctx: &mut Context<Self>,
     ) {
-        if let Some((control, stop_entries)) = self.running.as_mut() {
-            control.cancelled.store(true, Ordering::Relaxed);
-            if let Ok(mut stop) = control.stop_request.lock() {
-                *stop = Some(StopRequest {
-                    device_id,
+        if let Some(running) = self.running.as_mut() {
+            if let Ok(mut stop) = running.control.stop_request.lock() {
+                *stop = Some(PendingAnswer {
+                    device_id: request.device_id.clone(),
                     request_id,
                 });
             }
-            stop_entries.push(entry);
+            running.entries.push(entry);
+            if let Some(run) = running.control.request_stop() {
+                ctx.spawn(
+                    async move {
+                        if let Err(err) = run.stop().await {
+                            tracing::info!(%err, "upstream stop refused; the turn ends on its own");
+                        }
+                    }
+                    .into_actor(self),
+                );
+            }
             return;
         }
         let idle = Outgoing::broadcast(ServerFrame::new(ServerBody::AgentIdle(AgentIdle {})))
-            .once_as(effect(&entry, 0))
-            .answering(&device_id, request_id)
-            .only_to(&device_id);
+            .answering(&request.device_id, request_id)
+            .only_to(&request.device_id);
         self.answer_then_ack(idle, entry, ctx);
+    }
+
+    /// `agent.steer`: injects the text into the running turn where the upstream can; else
+    /// (or when nothing runs) the text becomes the chat's next turn. Either way the device
+    /// is told which, by a `notification` answering its request.
+    fn steer_turn(
+        &mut self,
+        entry: InboundEntry,
+        request: &InboundRequest,
+        request_id: Option<u64>,
+        text: String,
+        ctx: &mut Context<Self>,
+    ) {
+        if text.trim().is_empty() {
+            let frame = AppFrame::new(AppBody::AgentSteer(Default::default())).with_id(request_id);
+            let message = "agent.steer needs text".to_owned();
+            self.reject(entry, request, &frame, ErrorCode::Unsupported, message, ctx);
+            return;
+        }
+        let Some(run) = self.running.as_ref().and_then(|r| r.control.run_control()) else {
+            self.queue_turn(&entry, request, request_id, text, ctx);
+            return;
+        };
+        let steer = {
+            let text = text.clone();
+            async move { run.steer(&text).await }
+        };
+        let request = request.clone();
+        ctx.spawn(steer.into_actor(self).map(move |result, act, ctx| {
+            let title = match result {
+                Ok(()) => "Steering sent to the running turn".to_owned(),
+                Err(AgentError::Unsupported(_)) | Err(AgentError::NotActive(_)) => {
+                    let queued = TurnRequest {
+                        partition: entry.partition,
+                        entry_id: entry.entry_id.clone(),
+                        device_id: request.device_id.clone(),
+                        request_id: None,
+                        text,
+                        received_ms: request.received_ms,
+                    };
+                    act.queue.push_back((queued, entry));
+                    act.notify(&request, request_id, "This agent cannot be steered mid-turn: your text is queued as the next turn", ctx);
+                    return;
+                }
+                Err(err) => format!("Steering failed: {err}"),
+            };
+            act.notify(&request, request_id, &title, ctx);
+            act.acknowledge(vec![entry], ctx);
+        }));
+    }
+
+    /// Sends a generic notice to the requesting device, answering its request.
+    fn notify(
+        &mut self,
+        request: &InboundRequest,
+        request_id: Option<u64>,
+        title: &str,
+        ctx: &mut Context<Self>,
+    ) {
+        let notice = Notification {
+            kind: Some(NotificationKind::Generic),
+            title: Some(title.to_owned()),
+            ts: Some(iris_shared::clock::now_ms()),
+            ..Default::default()
+        };
+        let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::Notification(notice)))
+            .answering(&request.device_id, request_id)
+            .only_to(&request.device_id);
+        let publisher = self.deps.turn.publisher.clone();
+        let scope = self.scope();
+        ctx.spawn(
+            async move {
+                if let Err(err) = publisher.emit(&scope, outgoing).await {
+                    tracing::warn!(%err, "notice not written");
+                }
+            }
+            .into_actor(self),
+        );
+    }
+
+    /// `picker.select`: answers an approval of the running turn. The resolution notice the
+    /// turn writes when the upstream confirms answers the request (on every device).
+    fn select(
+        &mut self,
+        entry: InboundEntry,
+        request: &InboundRequest,
+        request_id: Option<u64>,
+        picker_id: String,
+        value: String,
+        ctx: &mut Context<Self>,
+    ) {
+        let control = self.running.as_ref().map(|r| r.control.clone());
+        let approval = control.as_ref().and_then(|control| {
+            let mut open = control.approvals.lock().ok()?;
+            let approval = open.get_mut(&picker_id)?;
+            approval.answered_by = Some(PendingAnswer {
+                device_id: request.device_id.clone(),
+                request_id,
+            });
+            Some(approval.approval_id.clone())
+        });
+        let (Some(control), Some(approval_id)) = (control, approval) else {
+            let frame =
+                AppFrame::new(AppBody::PickerSelect(Default::default())).with_id(request_id);
+            let message =
+                format!("picker {picker_id:?} is not open (answered already, or expired)");
+            self.reject(entry, request, &frame, ErrorCode::NotFound, message, ctx);
+            return;
+        };
+        let Some(run) = control.run_control() else {
+            return;
+        };
+        let request = request.clone();
+        let approve = async move { run.approve(&approval_id, &value).await };
+        ctx.spawn(
+            approve
+                .into_actor(self)
+                .map(move |result, act, ctx| match result {
+                    Ok(()) => act.acknowledge(vec![entry], ctx),
+                    Err(err) => {
+                        if let Ok(mut open) = control.approvals.lock() {
+                            if let Some(approval) = open.get_mut(&picker_id) {
+                                approval.answered_by = None;
+                            }
+                        }
+                        let frame = AppFrame::new(AppBody::PickerSelect(Default::default()))
+                            .with_id(request_id);
+                        act.reject(
+                            entry,
+                            &request,
+                            &frame,
+                            ErrorCode::NotFound,
+                            err.to_string(),
+                            ctx,
+                        );
+                    }
+                }),
+        );
     }
 
     fn answer_then_ack(
@@ -170,8 +349,9 @@ impl ChatActor {
         entry: InboundEntry,
         ctx: &mut Context<Self>,
     ) {
-        let publisher = self.deps.publisher.clone();
+        let publisher = self.deps.turn.publisher.clone();
         let scope = self.scope();
+        let outgoing = outgoing.once_as(effect(&entry, 0));
         let retry_outgoing = outgoing.clone();
         let write = async move { publisher.emit(&scope, outgoing).await };
         ctx.spawn(
@@ -194,39 +374,35 @@ impl ChatActor {
         if self.running.is_some() {
             return;
         }
-        let Some(queued) = self.queue.pop_front() else {
+        let Some((request, entry)) = self.queue.pop_front() else {
             return;
         };
         let control = TurnControl::default();
-        self.running = Some((control.clone(), Vec::new()));
-        let request = queued.request.clone();
-        let (publisher, scope, agent, redis) = (
-            self.deps.publisher.clone(),
-            self.scope(),
-            self.deps.agent.clone(),
-            self.deps.redis.clone(),
-        );
+        self.running = Some(RunningTurn {
+            control: control.clone(),
+            entries: vec![entry.clone()],
+        });
+        let (deps, scope) = (self.deps.turn.clone(), self.scope());
+        let turn_request = request.clone();
         let turn = async move {
-            if turn_already_complete(&redis, &scope, &request).await? {
+            if turn_already_complete(&deps, &scope, &turn_request).await? {
                 return Ok(());
             }
-            run_turn(publisher, scope, agent, request, control).await
+            run_turn(deps, scope, turn_request, control).await
         };
         ctx.spawn(turn.into_actor(self).map(move |result, act, ctx| {
-            let stop_entries = act.running.take().map(|(_, entries)| entries).unwrap_or_default();
+            let entries = act.running.take().map(|r| r.entries).unwrap_or_default();
             match result {
                 Ok(()) => {
-                    let mut done = vec![turn_entry(&queued.request)];
-                    done.extend(stop_entries);
-                    act.acknowledge(done, ctx);
+                    act.acknowledge(entries, ctx);
                     act.start_next_turn(ctx);
                 }
                 Err(PublishError::Fenced) => act.fenced_off(ctx),
                 Err(PublishError::Redis(err)) => {
                     tracing::warn!(%err, chat = %act.key.chat_id, "turn interrupted by Redis; retrying");
-                    act.queue.push_front(queued);
-                    for entry in stop_entries {
-                        act.on_work(entry, ctx);
+                    act.queue.push_front((request, entry));
+                    for other in entries.into_iter().skip(1) {
+                        act.on_work(other, ctx);
                     }
                     ctx.run_later(RETRY_DELAY, |act, ctx| act.start_next_turn(ctx));
                 }
@@ -237,7 +413,7 @@ impl ChatActor {
     /// Acknowledges finished entries; an entry whose acknowledgement fails stays pending
     /// and is handled again (idempotently) by whoever owns the partition next.
     fn acknowledge(&mut self, entries: Vec<InboundEntry>, ctx: &mut Context<Self>) {
-        let redis = self.deps.redis.clone();
+        let redis = self.deps.turn.redis.clone();
         let count = entries.len();
         let ack = async move {
             let mut conn = redis.get().await.map_err(|err| err.to_string())?;
@@ -281,27 +457,19 @@ fn effect(entry: &InboundEntry, ordinal: u32) -> EffectId {
     }
 }
 
-fn turn_entry(request: &TurnRequest) -> InboundEntry {
-    InboundEntry {
-        partition: request.partition,
-        entry_id: request.entry_id.clone(),
-        request: None,
-    }
-}
-
 /// Whether an earlier attempt wrote the turn's final effect (then only the
-/// acknowledgement was lost, and the turn must not stream again).
+/// acknowledgement was lost, and the turn must not run again).
 async fn turn_already_complete(
-    redis: &Pool,
+    deps: &TurnDeps,
     scope: &ChatScope,
     request: &TurnRequest,
 ) -> Result<bool, PublishError> {
-    let mut conn = redis.get().await?;
+    let mut conn = deps.redis.get().await?;
     let key =
         keys::AccountKeys::new(&scope.account).turn_effects(request.partition, &request.entry_id);
     Ok(redis::cmd("HEXISTS")
         .arg(key)
-        .arg(FINAL_ORDINAL.to_string())
+        .arg(ordinal::IDLE.to_string())
         .query_async(&mut conn)
         .await?)
 }

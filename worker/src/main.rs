@@ -14,11 +14,14 @@
 mod agent;
 mod chat;
 mod config;
+mod conversation;
 mod directory;
 mod inbox;
 mod lease_keeper;
 mod publisher;
 mod turn;
+mod turn_events;
+mod turn_writer;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,6 +40,7 @@ use crate::config::{AgentKind, WorkerArgs};
 use crate::directory::ChatDirectory;
 use crate::lease_keeper::{LeaseKeeper, ReleaseAll};
 use crate::publisher::Publisher;
+use crate::turn::TurnDeps;
 
 /// Iris Cluster worker node.
 #[derive(Debug, Parser)]
@@ -71,9 +75,11 @@ fn main() -> anyhow::Result<()> {
         let deps_redis = redis.clone();
         let directory = ChatDirectory::new(
             Box::new(move |directory| ChatDeps {
-                redis: deps_redis.clone(),
-                publisher: publisher.clone(),
-                agent: agent.clone(),
+                turn: TurnDeps {
+                    redis: deps_redis.clone(),
+                    publisher: publisher.clone(),
+                    agent: agent.clone(),
+                },
                 directory: directory.clone().recipient(),
                 fenced: directory.clone().recipient(),
             }),

@@ -1,37 +1,31 @@
-//! One agent turn for a `message.send`, as frames: the user's `message`, `agent.busy`,
-//! `message.start`, `message.update`s, `message.stop`, `agent.idle`.
-//!
-//! Every never-dropped frame of the turn is an effect with a fixed ordinal, so a turn that
-//! runs again after a worker died (its inbound entry was never acknowledged) writes each
-//! of them once: devices see one user message and one answer.
+//! One agent turn for a `message.send`: the user's `message`, `agent.busy`,
+//! `message.start`, then whatever the agent does (text, tools, approvals) as frames,
+//! `message.stop`, `agent.idle`. The turn always ends with `message.stop` and
+//! `agent.idle`, also when the upstream fails or is stopped: a phone never stays "busy".
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use deadpool_redis::Pool;
 use futures_util::StreamExt;
+use tokio::sync::watch;
 
 use iris_shared::clock::now_ms;
-use iris_shared::outbox::EffectId;
 use iris_shared::partition::Partition;
 use iris_shared::protocol::{
     AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MessagePayload, MessageStart,
-    MessageStop, MessageUpdate, Role, ServerBody, ServerFrame,
+    MessageStop, Role, ServerBody, ServerFrame,
 };
 
-use crate::agent::{Agent, AgentEvent, TurnInput};
+use crate::agent::{Agent, AgentEvent, RunControl, TurnInput};
+use crate::conversation::{self, CONVERSATION_LIMIT};
 use crate::publisher::{ChatScope, Outgoing, PublishError, Publisher};
+use crate::turn_events::TurnState;
+use crate::turn_writer::{ordinal, TurnWriter};
 
-/// Effect ordinals of a turn. Live-only frames (`message.start`, `message.update`) have none.
-mod ordinal {
-    pub const USER_MESSAGE: u32 = 0;
-    pub const BUSY: u32 = 1;
-    pub const ERROR: u32 = 2;
-    pub const STOP: u32 = 3;
-    pub const IDLE: u32 = 4;
-}
-
-/// The last effect of a turn: once written, the turn is complete.
-pub const FINAL_ORDINAL: u32 = ordinal::IDLE;
+/// How long a stopped turn waits for the upstream to confirm before ending anyway.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// The inbound request a turn answers.
 #[derive(Debug, Clone)]
@@ -51,51 +45,119 @@ pub struct TurnRequest {
 }
 
 impl TurnRequest {
-    fn effect(&self, ordinal: u32) -> EffectId {
-        EffectId {
-            partition: self.partition,
-            entry_id: self.entry_id.clone(),
-            ordinal,
-        }
-    }
-
     /// Message id of the user's message (stable across re-runs).
-    fn user_message_id(&self) -> String {
+    pub fn user_message_id(&self) -> String {
         format!("u{}-{}", self.partition, self.entry_id)
     }
 
     /// Message id of the agent's answer (stable across re-runs).
-    fn answer_message_id(&self) -> String {
+    pub fn answer_message_id(&self) -> String {
         format!("a{}-{}", self.partition, self.entry_id)
     }
 }
 
-/// A request to stop the running turn: the turn's `agent.idle` answers it.
+/// A device's request answered by a frame the turn writes later.
 #[derive(Debug, Clone)]
-pub struct StopRequest {
+pub struct PendingAnswer {
     /// Device that asked.
     pub device_id: String,
     /// Its request id.
     pub request_id: Option<u64>,
 }
 
-/// Handles the chat actor keeps on a running turn.
-#[derive(Debug, Clone, Default)]
-pub struct TurnControl {
-    /// Set to stop the turn at the next agent event.
-    pub cancelled: Arc<AtomicBool>,
-    /// Who asked for the stop, answered by the turn's `agent.idle`.
-    pub stop_request: Arc<Mutex<Option<StopRequest>>>,
+/// An approval the turn is waiting for.
+#[derive(Debug, Clone)]
+pub struct OpenApproval {
+    /// The upstream's id of the approval.
+    pub approval_id: String,
+    /// The `picker.select` that answered it, answered in turn by the resolution notice.
+    pub answered_by: Option<PendingAnswer>,
 }
 
-/// Runs one turn to its end (or its cancellation), writing every frame.
+/// What the chat actor can do to a running turn.
+#[derive(Clone)]
+pub struct TurnControl {
+    /// Set when `agent.stop` arrives.
+    stop: Arc<watch::Sender<bool>>,
+    /// The `agent.stop` the turn's `agent.idle` answers.
+    pub stop_request: Arc<Mutex<Option<PendingAnswer>>>,
+    /// The upstream run's controls, once it started.
+    pub run: Arc<Mutex<Option<Arc<dyn RunControl>>>>,
+    /// Approvals waiting for an answer, by picker id.
+    pub approvals: Arc<Mutex<HashMap<String, OpenApproval>>>,
+}
+
+impl Default for TurnControl {
+    fn default() -> Self {
+        Self {
+            stop: Arc::new(watch::channel(false).0),
+            stop_request: Arc::default(),
+            run: Arc::default(),
+            approvals: Arc::default(),
+        }
+    }
+}
+
+impl TurnControl {
+    /// Asks the turn to stop: the upstream run is stopped and the turn ends cleanly.
+    pub fn request_stop(&self) -> Option<Arc<dyn RunControl>> {
+        self.stop.send_replace(true);
+        self.run.lock().ok().and_then(|run| run.clone())
+    }
+
+    /// The upstream run's controls, if it has started.
+    pub fn run_control(&self) -> Option<Arc<dyn RunControl>> {
+        self.run.lock().ok().and_then(|run| run.clone())
+    }
+
+    /// Resolves once a stop was requested and the upstream had [`STOP_GRACE`] to confirm.
+    async fn stop_deadline(&self) {
+        let mut stop = self.stop.subscribe();
+        let _ = stop.wait_for(|stopped| *stopped).await;
+        tokio::time::sleep(STOP_GRACE).await;
+    }
+}
+
+/// What a turn needs from its worker.
+#[derive(Clone)]
+pub struct TurnDeps {
+    /// Frame writer.
+    pub publisher: Publisher,
+    /// Redis pool (history, settings, pickers).
+    pub redis: Pool,
+    /// The upstream agent.
+    pub agent: Arc<dyn Agent>,
+}
+
+/// How the upstream's part of the turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    /// Finished.
+    Done {
+        /// Model that answered.
+        model: Option<String>,
+        /// Tokens used.
+        tokens: Option<u64>,
+    },
+    /// Failed with this reason.
+    Failed(String),
+    /// Stopped on request.
+    Cancelled,
+}
+
+/// Runs one turn to its end (or its stop), writing every frame.
 pub async fn run_turn(
-    publisher: Publisher,
+    deps: TurnDeps,
     scope: ChatScope,
-    agent: Arc<dyn Agent>,
     request: TurnRequest,
     control: TurnControl,
 ) -> Result<(), PublishError> {
+    let mut writer = TurnWriter::new(
+        deps.publisher.clone(),
+        scope.clone(),
+        request.partition,
+        request.entry_id.clone(),
+    );
     let user_message = MessagePayload {
         message_id: Some(request.user_message_id()),
         role: Some(Role::User),
@@ -104,120 +166,146 @@ pub async fn run_turn(
         ..Default::default()
     };
     let history = serde_json::to_value(&user_message).unwrap_or_default();
-    publisher
-        .emit(
-            &scope,
+    writer
+        .fixed(
+            ordinal::USER_MESSAGE,
             Outgoing::broadcast(ServerFrame::new(ServerBody::Message(user_message)))
-                .once_as(request.effect(ordinal::USER_MESSAGE))
                 .answering(&request.device_id, request.request_id)
                 .with_history(history),
         )
         .await?;
-    let busy = AgentBusy {
+    let busy = ServerBody::AgentBusy(AgentBusy {
         reason: Some(BusyReason::Processing),
-    };
-    publisher
-        .emit(
-            &scope,
-            Outgoing::broadcast(ServerFrame::new(ServerBody::AgentBusy(busy)))
-                .once_as(request.effect(ordinal::BUSY)),
-        )
+    });
+    writer
+        .fixed(ordinal::BUSY, Outgoing::broadcast(ServerFrame::new(busy)))
         .await?;
 
+    let (input, show_reasoning) = turn_input(&deps, &scope, &request).await?;
     let message_id = request.answer_message_id();
     let start = MessageStart {
         message_id: Some(message_id.clone()),
         role: Some(Role::Assistant),
     };
-    publisher
-        .emit(
-            &scope,
-            Outgoing::broadcast(ServerFrame::new(ServerBody::MessageStart(start))),
-        )
-        .await?;
+    writer.live(ServerBody::MessageStart(start)).await?;
 
+    let run = deps.agent.start(input.clone());
+    if let Ok(mut slot) = control.run.lock() {
+        *slot = Some(run.control.clone());
+    }
+    let mut events = run.events;
+    let mut state = TurnState::new(message_id.clone(), request.clone());
+    let ending = loop {
+        let next = tokio::select! {
+            event = events.next() => event,
+            () = control.stop_deadline() => Some(AgentEvent::Cancelled),
+        };
+        let Some(event) = next else {
+            break Ending::Failed("the agent ended the turn without finishing it".into());
+        };
+        if let Some(ending) = state
+            .apply(event, &mut writer, &deps.redis, &control)
+            .await?
+        {
+            break ending;
+        }
+    };
+    drop(events);
+    if let Ok(mut slot) = control.run.lock() {
+        *slot = None;
+    }
+    finish_turn(
+        &mut writer,
+        state,
+        ending,
+        show_reasoning,
+        input.model,
+        &control,
+    )
+    .await
+}
+
+/// Reads what the upstream needs: the conversation so far and the chat's model.
+async fn turn_input(
+    deps: &TurnDeps,
+    scope: &ChatScope,
+    request: &TurnRequest,
+) -> Result<(TurnInput, bool), PublishError> {
+    let mut conn = deps.redis.get().await?;
+    let settings = conversation::load_settings(&mut conn, &scope.account, &scope.chat_id).await?;
+    let entries = conversation::recent_history(
+        &mut conn,
+        &scope.account,
+        &scope.chat_id,
+        settings.context_from.as_deref(),
+        CONVERSATION_LIMIT,
+    )
+    .await?;
+    let own = [request.user_message_id(), request.answer_message_id()];
+    let own: Vec<&str> = own.iter().map(String::as_str).collect();
     let input = TurnInput {
         text: request.text.clone(),
-        ..Default::default()
+        history: conversation::as_conversation(&entries, &own),
+        model: settings.model.or_else(|| deps.agent.default_model()),
+        session_id: format!("iris-{}-{}", scope.account, scope.chat_id),
     };
-    let mut events = agent.start(input).events;
-    let mut text = String::new();
-    let (mut model, mut tokens, mut failure) = (None, None, None);
-    while let Some(event) = events.next().await {
-        if control.cancelled.load(Ordering::Relaxed) {
-            break;
-        }
-        match event {
-            AgentEvent::TextDelta(delta) => {
-                text.push_str(&delta);
-                let update = MessageUpdate {
-                    message_id: Some(message_id.clone()),
-                    text: Some(text.clone()),
-                };
-                publisher
-                    .emit(
-                        &scope,
-                        Outgoing::broadcast(ServerFrame::new(ServerBody::MessageUpdate(update))),
-                    )
-                    .await?;
-            }
-            AgentEvent::Done {
-                model: done_model,
-                tokens: done_tokens,
-            } => {
-                (model, tokens) = (done_model, done_tokens);
-                break;
-            }
-            AgentEvent::Failed(reason) => {
-                failure = Some(reason);
-                break;
-            }
-            AgentEvent::Cancelled => break,
-            _ => {}
-        }
-    }
+    Ok((input, settings.show_reasoning))
+}
 
-    if let Some(reason) = failure {
+/// Writes the end of every turn: an error if it failed, `message.stop` (also recorded in
+/// history) and `agent.idle`.
+async fn finish_turn(
+    writer: &mut TurnWriter,
+    state: TurnState,
+    ending: Ending,
+    show_reasoning: bool,
+    chosen_model: Option<String>,
+    control: &TurnControl,
+) -> Result<(), PublishError> {
+    let (model, tokens) = match &ending {
+        Ending::Done { model, tokens } => (model.clone().or(chosen_model), *tokens),
+        _ => (chosen_model, None),
+    };
+    if let Ending::Failed(reason) = &ending {
         let error = ErrorPayload::new(ErrorCode::Internal, format!("the agent failed: {reason}"));
-        publisher
-            .emit(
-                &scope,
-                Outgoing::broadcast(ServerFrame::new(ServerBody::Error(error)))
-                    .once_as(request.effect(ordinal::ERROR)),
+        writer
+            .fixed(
+                ordinal::ERROR,
+                Outgoing::broadcast(ServerFrame::new(ServerBody::Error(error))),
             )
             .await?;
     }
-
+    let text = state.answer_text();
+    let reasoning = Some(state.reasoning().to_owned()).filter(|r| show_reasoning && !r.is_empty());
     let stop = MessageStop {
-        message_id: Some(message_id.clone()),
+        message_id: Some(state.message_id().to_owned()),
         final_text: Some(text.clone()),
+        reasoning: reasoning.clone(),
         model: model.clone(),
         tokens,
-        ..Default::default()
     };
     let answer = MessagePayload {
-        message_id: Some(message_id),
+        message_id: Some(state.message_id().to_owned()),
         role: Some(Role::Assistant),
         text: Some(text),
+        reasoning,
         model,
         tokens,
         ts: Some(now_ms()),
         ..Default::default()
     };
-    publisher
-        .emit(
-            &scope,
+    writer
+        .fixed(
+            ordinal::STOP,
             Outgoing::broadcast(ServerFrame::new(ServerBody::MessageStop(stop)))
-                .once_as(request.effect(ordinal::STOP))
                 .with_history(serde_json::to_value(&answer).unwrap_or_default()),
         )
         .await?;
 
-    let mut idle = Outgoing::broadcast(ServerFrame::new(ServerBody::AgentIdle(AgentIdle {})))
-        .once_as(request.effect(ordinal::IDLE));
+    let mut idle = Outgoing::broadcast(ServerFrame::new(ServerBody::AgentIdle(AgentIdle {})));
     let stop_request = control.stop_request.lock().ok().and_then(|mut s| s.take());
     if let Some(stop) = stop_request {
         idle = idle.answering(&stop.device_id, stop.request_id);
     }
-    publisher.emit(&scope, idle).await
+    writer.fixed(ordinal::IDLE, idle).await
 }

@@ -6,6 +6,7 @@ use actix_web_actors::ws;
 
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
+use iris_shared::keys::AccountKeys;
 use iris_shared::protocol::{
     AppBody, AppFrame, ErrorCode, Pong, ServerBody, ServerFrame, DEFAULT_CHAT_ID,
 };
@@ -46,7 +47,22 @@ impl Session {
                 Some(cursor) => self.begin_sync(id, cursor, ctx),
                 None => self.send_error(ctx, id, ErrorCode::Unsupported, "sync needs a cursor"),
             },
-            (_, body @ AppBody::MessageSend(_)) | (_, body @ AppBody::AgentStop(_)) => {
+            (_, AppBody::PickerSelect(select)) if frame.chat_id.is_none() => {
+                let frame = AppFrame {
+                    body: AppBody::PickerSelect(select),
+                    ..frame
+                };
+                self.forward_to_picker_chat(frame, ctx);
+            }
+            (
+                _,
+                body @ (AppBody::MessageSend(_)
+                | AppBody::AgentStop(_)
+                | AppBody::AgentSteer(_)
+                | AppBody::PickerSelect(_)
+                | AppBody::CommandsCatalog(_)
+                | AppBody::CommandsComplete(_)),
+            ) => {
                 let frame = AppFrame { body, ..frame };
                 self.forward_to_worker(frame, ctx);
             }
@@ -76,6 +92,55 @@ impl Session {
             }
             None => false,
         }
+    }
+
+    /// A `picker.select` without `chat_id` goes to the chat whose turn opened the picker.
+    fn forward_to_picker_chat(&mut self, frame: AppFrame, ctx: &mut ws::WebsocketContext<Self>) {
+        let (Some(device), AppBody::PickerSelect(select)) = (&self.device, &frame.body) else {
+            return;
+        };
+        let Some(picker_id) = select.picker_id.clone() else {
+            self.send_error(
+                ctx,
+                frame.id,
+                ErrorCode::Unsupported,
+                "picker.select needs a picker_id",
+            );
+            return;
+        };
+        let key = AccountKeys::new(&device.account).picker(&picker_id);
+        let redis = self.state.redis.clone();
+        let lookup = async move {
+            let mut conn = redis.get().await.map_err(|err| err.to_string())?;
+            redis::cmd("HGET")
+                .arg(key)
+                .arg("chat_id")
+                .query_async::<Option<String>>(&mut conn)
+                .await
+                .map_err(|err| err.to_string())
+        };
+        ctx.wait(
+            lookup
+                .into_actor(self)
+                .map(move |result, act, ctx| match result {
+                    Ok(Some(chat_id)) => act.forward_to_worker(frame.with_chat(chat_id), ctx),
+                    Ok(None) => {
+                        let message = format!(
+                            "picker {picker_id:?} is not open (answered already, or expired)"
+                        );
+                        act.send_error(ctx, frame.id, ErrorCode::NotFound, message);
+                    }
+                    Err(err) => {
+                        tracing::warn!(%err, "picker lookup failed");
+                        act.send_error(
+                            ctx,
+                            frame.id,
+                            ErrorCode::Internal,
+                            "request not accepted; retry",
+                        );
+                    }
+                }),
+        );
     }
 
     /// Validates a chat-scoped request and appends it to its partition's inbound stream.

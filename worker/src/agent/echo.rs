@@ -47,12 +47,22 @@ impl RunControl for EchoControl {
         future::ready(Ok(())).boxed()
     }
 
-    fn approve(&self, _approval_id: &str, _choice: &str) -> BoxFuture<'static, Result<(), AgentError>> {
-        future::ready(Err(AgentError::NotActive("the echo agent asks for no approvals".into()))).boxed()
+    fn approve(
+        &self,
+        _approval_id: &str,
+        _choice: &str,
+    ) -> BoxFuture<'static, Result<(), AgentError>> {
+        future::ready(Err(AgentError::NotActive(
+            "the echo agent asks for no approvals".into(),
+        )))
+        .boxed()
     }
 
     fn steer(&self, _text: &str) -> BoxFuture<'static, Result<(), AgentError>> {
-        future::ready(Err(AgentError::Unsupported("the echo agent cannot be steered".into()))).boxed()
+        future::ready(Err(AgentError::Unsupported(
+            "the echo agent cannot be steered".into(),
+        )))
+        .boxed()
     }
 }
 
@@ -184,7 +194,10 @@ mod tests {
         };
         let run = agent.start(input);
         let mut events = run.events;
-        assert!(matches!(events.next().await, Some(AgentEvent::TextDelta(_))));
+        assert!(matches!(
+            events.next().await,
+            Some(AgentEvent::TextDelta(_))
+        ));
         run.control.stop().await.unwrap();
         let rest: Vec<_> = events.collect().await;
         assert_eq!(rest, vec![AgentEvent::Cancelled]);

@@ -121,7 +121,11 @@ pub trait RunControl: Send + Sync {
     /// (or `Done`/`Failed` if it finished first).
     fn stop(&self) -> BoxFuture<'static, Result<(), AgentError>>;
     /// Answers approval `approval_id` with `choice` (once, session, always, deny).
-    fn approve(&self, approval_id: &str, choice: &str) -> BoxFuture<'static, Result<(), AgentError>>;
+    fn approve(
+        &self,
+        approval_id: &str,
+        choice: &str,
+    ) -> BoxFuture<'static, Result<(), AgentError>>;
     /// Injects `text` into the running turn; `Unsupported` if the upstream cannot.
     fn steer(&self, text: &str) -> BoxFuture<'static, Result<(), AgentError>>;
 }

@@ -113,4 +113,10 @@ pub struct Notification {
     /// When it happened, epoch milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ts: Option<u64>,
+    /// Extension to the contract: the picker this notice resolves (devices close it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picker_id: Option<String>,
+    /// Extension to the contract: the answer that resolved the picker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<String>,
 }
