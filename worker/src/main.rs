@@ -13,6 +13,7 @@
 
 mod agent;
 mod chat;
+mod commands;
 mod config;
 mod conversation;
 mod directory;
@@ -68,6 +69,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init_logging();
     let agent = build_agent(&cli.worker)?;
+    let agent_name = format!("{:?}", cli.worker.agent).to_lowercase();
     let node_id = cli.cluster.node_id_or_random("wk");
     actix::System::new().block_on(async move {
         let redis = redis_conn::pool(&cli.cluster.redis_url)?;
@@ -79,6 +81,7 @@ fn main() -> anyhow::Result<()> {
                     redis: deps_redis.clone(),
                     publisher: publisher.clone(),
                     agent: agent.clone(),
+                    agent_name: agent_name.clone(),
                 },
                 directory: directory.clone().recipient(),
                 fenced: directory.clone().recipient(),

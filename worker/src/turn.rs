@@ -127,6 +127,8 @@ pub struct TurnDeps {
     pub redis: Pool,
     /// The upstream agent.
     pub agent: Arc<dyn Agent>,
+    /// Name of the upstream agent kind (`echo`, `hermes`, `openai`), shown to users.
+    pub agent_name: String,
 }
 
 /// How the upstream's part of the turn ended.

@@ -2,6 +2,9 @@
 //! order (a `message.send` that arrives during a turn waits for it), applies control
 //! requests (`agent.stop`, `agent.steer`, `picker.select`) to the running turn at once, and
 //! acknowledges each inbound entry only after its effects are durable in Redis.
+//! Slash commands are served by `commands.rs` beside this file.
+
+mod commands;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -12,7 +15,7 @@ use iris_shared::inbound::{InboundEntry, InboundRequest};
 use iris_shared::keys;
 use iris_shared::outbox::EffectId;
 use iris_shared::protocol::{
-    parse_app_frame, AgentIdle, AppBody, AppFrame, ErrorCode, ErrorPayload, Notification,
+    parse_app_frame, AgentIdle, AppBody, ErrorCode, ErrorPayload, Notification,
     NotificationKind, ServerBody, ServerFrame,
 };
 
@@ -107,7 +110,21 @@ impl ChatActor {
         match frame.body {
             AppBody::MessageSend(ref send) => {
                 let text = send.text.clone().unwrap_or_default();
-                self.queue_turn(&entry, &request, frame.id, text, ctx);
+                match crate::commands::parse(&text) {
+                    Some(invocation) => {
+                        self.run_command(entry, &request, frame.id, text, invocation, ctx)
+                    }
+                    None => self.queue_turn(&entry, &request, frame.id, text, ctx),
+                }
+            }
+            AppBody::CommandsCatalog(_) => {
+                let body = ServerBody::CommandsCatalog(crate::commands::catalog());
+                self.answer_request(entry, &request, frame.id, body, ctx);
+            }
+            AppBody::CommandsComplete(ref complete) => {
+                let prefix = complete.prefix.clone().unwrap_or_default();
+                let body = ServerBody::CommandsComplete(crate::commands::complete(&prefix));
+                self.answer_request(entry, &request, frame.id, body, ctx);
             }
             AppBody::AgentStop(_) => self.stop_turn(entry, &request, frame.id, ctx),
             AppBody::AgentSteer(ref steer) => {
@@ -121,14 +138,8 @@ impl ChatActor {
             }
             ref other => {
                 let message = format!("{} is not supported by this worker", other.type_name());
-                self.reject(
-                    entry,
-                    &request,
-                    &frame,
-                    ErrorCode::Unsupported,
-                    message,
-                    ctx,
-                );
+                let id = frame.id;
+                self.reject_request(entry, &request, id, ErrorCode::Unsupported, message, ctx);
             }
         }
     }
@@ -153,21 +164,33 @@ impl ChatActor {
         self.start_next_turn(ctx);
     }
 
-    /// Answers a request with an `error` for the requesting device only.
-    fn reject(
+    /// Answers a request with `body`, for the requesting device only.
+    fn answer_request(
         &mut self,
         entry: InboundEntry,
         request: &InboundRequest,
-        frame: &AppFrame,
+        request_id: Option<u64>,
+        body: ServerBody,
+        ctx: &mut Context<Self>,
+    ) {
+        let outgoing = Outgoing::broadcast(ServerFrame::new(body))
+            .answering(&request.device_id, request_id)
+            .only_to(&request.device_id);
+        self.answer_then_ack(outgoing, entry, ctx);
+    }
+
+    /// Answers a request with an `error` for the requesting device only.
+    fn reject_request(
+        &mut self,
+        entry: InboundEntry,
+        request: &InboundRequest,
+        request_id: Option<u64>,
         code: ErrorCode,
         message: String,
         ctx: &mut Context<Self>,
     ) {
-        let error = ServerFrame::new(ServerBody::Error(ErrorPayload::new(code, message)));
-        let outgoing = Outgoing::broadcast(error)
-            .answering(&request.device_id, frame.id)
-            .only_to(&request.device_id);
-        self.answer_then_ack(outgoing, entry, ctx);
+        let body = ServerBody::Error(ErrorPayload::new(code, message));
+        self.answer_request(entry, request, request_id, body, ctx);
     }
 
     /// `agent.stop`: stops the running turn upstream (its `agent.idle` then answers the
@@ -217,9 +240,8 @@ impl ChatActor {
         ctx: &mut Context<Self>,
     ) {
         if text.trim().is_empty() {
-            let frame = AppFrame::new(AppBody::AgentSteer(Default::default())).with_id(request_id);
             let message = "agent.steer needs text".to_owned();
-            self.reject(entry, request, &frame, ErrorCode::Unsupported, message, ctx);
+            self.reject_request(entry, request, request_id, ErrorCode::Unsupported, message, ctx);
             return;
         }
         let Some(run) = self.running.as_ref().and_then(|r| r.control.run_control()) else {
@@ -294,6 +316,10 @@ impl ChatActor {
         value: String,
         ctx: &mut Context<Self>,
     ) {
+        if picker_id.starts_with(commands::MODEL_PICKER_PREFIX) {
+            self.choose_model(entry, request, request_id, picker_id, value, ctx);
+            return;
+        }
         let control = self.running.as_ref().map(|r| r.control.clone());
         let approval = control.as_ref().and_then(|control| {
             let mut open = control.approvals.lock().ok()?;
@@ -305,11 +331,9 @@ impl ChatActor {
             Some(approval.approval_id.clone())
         });
         let (Some(control), Some(approval_id)) = (control, approval) else {
-            let frame =
-                AppFrame::new(AppBody::PickerSelect(Default::default())).with_id(request_id);
             let message =
                 format!("picker {picker_id:?} is not open (answered already, or expired)");
-            self.reject(entry, request, &frame, ErrorCode::NotFound, message, ctx);
+            self.reject_request(entry, request, request_id, ErrorCode::NotFound, message, ctx);
             return;
         };
         let Some(run) = control.run_control() else {
@@ -328,14 +352,13 @@ impl ChatActor {
                                 approval.answered_by = None;
                             }
                         }
-                        let frame = AppFrame::new(AppBody::PickerSelect(Default::default()))
-                            .with_id(request_id);
-                        act.reject(
+                        let message = err.to_string();
+                        act.reject_request(
                             entry,
                             &request,
-                            &frame,
+                            request_id,
                             ErrorCode::NotFound,
-                            err.to_string(),
+                            message,
                             ctx,
                         );
                     }
