@@ -24,6 +24,7 @@
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
+//! | `iris:agent` | hash | what the workers' upstream agent can do (announced in `hello.ack`) |
 //! | `iris:node:<id>:deliver` | stream | frames for the devices gateway node `id` holds |
 
 use crate::partition::Partition;
@@ -123,6 +124,11 @@ pub fn lease_fence(partition: Partition) -> String {
 /// Live worker nodes.
 pub fn workers() -> String {
     format!("{PREFIX}:workers")
+}
+
+/// What the workers' upstream agent can do.
+pub fn agent_caps() -> String {
+    format!("{PREFIX}:agent")
 }
 
 /// Delivery stream of gateway node `node_id`.

@@ -48,6 +48,11 @@ pub struct WorkerArgs {
 }
 
 impl WorkerArgs {
+    /// The agent kind as configured (`echo`, `hermes`, `openai`).
+    pub fn agent_name(&self) -> String {
+        format!("{:?}", self.agent).to_lowercase()
+    }
+
     /// Lease lifetime.
     pub fn lease_ttl(&self) -> Duration {
         Duration::from_millis(self.lease_ttl_ms)

@@ -29,13 +29,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::Actor;
+use anyhow::Context as _;
 use clap::Parser;
 use tokio::sync::watch;
 
 use iris_shared::config::ClusterArgs;
 use iris_shared::{redis_conn, telemetry};
 
-use crate::agent::{Agent, EchoAgent};
+use crate::agent::{Agent, AgentCaps, EchoAgent, HermesAgent, OpenAiAgent, UpstreamConfig};
 use crate::chat::ChatDeps;
 use crate::config::{AgentKind, WorkerArgs};
 use crate::directory::ChatDirectory;
@@ -53,26 +54,62 @@ struct Cli {
     worker: WorkerArgs,
 }
 
-fn build_agent(args: &WorkerArgs) -> anyhow::Result<Arc<dyn Agent>> {
-    match args.agent {
-        AgentKind::Echo => Ok(Arc::new(EchoAgent {
+/// Connects to the configured upstream agent (checking that it answers).
+async fn build_agent(args: &WorkerArgs) -> anyhow::Result<Arc<dyn Agent>> {
+    let upstream = || -> anyhow::Result<UpstreamConfig> {
+        let url = args
+            .agent_url
+            .clone()
+            .with_context(|| format!("IRIS_AGENT={} needs IRIS_AGENT_URL", args.agent_name()))?;
+        Ok(UpstreamConfig {
+            url,
+            api_key: args.agent_api_key.clone(),
+            model: args.agent_model.clone(),
+        })
+    };
+    Ok(match args.agent {
+        AgentKind::Echo => Arc::new(EchoAgent {
             delay: Duration::from_millis(args.echo_delay_ms),
-        })),
-        other => anyhow::bail!(
-            "IRIS_AGENT={} is not available in this build; use IRIS_AGENT=echo",
-            format!("{other:?}").to_lowercase()
-        ),
-    }
+        }),
+        AgentKind::Hermes => Arc::new(HermesAgent::connect(upstream()?).await?),
+        AgentKind::Openai => Arc::new(OpenAiAgent::connect(upstream()?).await?),
+    })
+}
+
+/// Tells gateways what the upstream can do (they announce it in `hello.ack`).
+async fn announce_agent(
+    redis: &deadpool_redis::Pool,
+    name: &str,
+    caps: AgentCaps,
+) -> anyhow::Result<()> {
+    let flag = |on: bool| if on { "1" } else { "0" };
+    let mut conn = redis.get().await?;
+    redis::cmd("HSET")
+        .arg(iris_shared::keys::agent_caps())
+        .arg("kind")
+        .arg(name)
+        .arg("tools")
+        .arg(flag(caps.tools))
+        .arg("reasoning")
+        .arg(flag(caps.reasoning))
+        .arg("approvals")
+        .arg(flag(caps.approvals))
+        .arg("steer")
+        .arg(flag(caps.steer))
+        .query_async::<()>(&mut conn)
+        .await?;
+    Ok(())
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init_logging();
-    let agent = build_agent(&cli.worker)?;
-    let agent_name = format!("{:?}", cli.worker.agent).to_lowercase();
+    let agent_name = cli.worker.agent_name();
     let node_id = cli.cluster.node_id_or_random("wk");
     actix::System::new().block_on(async move {
+        let agent = build_agent(&cli.worker).await?;
         let redis = redis_conn::pool(&cli.cluster.redis_url)?;
+        announce_agent(&redis, &agent_name, agent.caps()).await?;
         let publisher = Publisher::new(redis.clone());
         let deps_redis = redis.clone();
         let directory = ChatDirectory::new(

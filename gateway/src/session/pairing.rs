@@ -1,6 +1,8 @@
 //! Pairing: `hello` → token check → registration with the node → outbox head →
 //! `hello.ack {server_caps, sync_cursor, channels}`.
 
+use std::collections::HashMap;
+
 use actix::prelude::*;
 use actix_web_actors::ws;
 use deadpool_redis::Pool;
@@ -28,6 +30,7 @@ struct Paired {
     account: String,
     head: u64,
     channels: Vec<Channel>,
+    agent: HashMap<String, String>,
 }
 
 /// Why pairing failed.
@@ -64,16 +67,18 @@ fn default_channel() -> Channel {
     }
 }
 
-/// What this server can do today; flags turn on as capabilities land.
-fn server_caps() -> ServerCaps {
+/// What this server can do: the gateway's own features, and what the workers announced
+/// about their upstream agent (`iris:agent`).
+fn server_caps(agent: &HashMap<String, String>) -> ServerCaps {
+    let agent_can = |what: &str| Some(agent.get(what).is_some_and(|v| v == "1"));
     ServerCaps {
         streaming: Some(true),
-        reasoning: Some(false),
-        tools: Some(false),
+        reasoning: agent_can("reasoning"),
+        tools: agent_can("tools"),
         media: Some(false),
         search: Some(false),
         push: Some(PushKind::None),
-        pickers: Some(false),
+        pickers: Some(true),
     }
 }
 
@@ -83,12 +88,12 @@ async fn load_account(
     account: &str,
     device_id: &str,
     device_name: &str,
-) -> Result<(u64, Vec<Channel>), PairingError> {
+) -> Result<(u64, Vec<Channel>, HashMap<String, String>), PairingError> {
     let keys = AccountKeys::new(account);
     let mut conn = redis.get().await?;
     let device = serde_json::json!({ "name": device_name, "last_seen_ms": now_ms() });
     let default_json = serde_json::to_string(&default_channel()).unwrap_or_default();
-    let (_, _, stored): ((), (), Vec<String>) = redis::pipe()
+    let (_, _, stored, agent): ((), (), Vec<String>, HashMap<String, String>) = redis::pipe()
         .cmd("HSET")
         .arg(keys.devices())
         .arg(device_id)
@@ -99,6 +104,8 @@ async fn load_account(
         .arg(default_json)
         .cmd("HVALS")
         .arg(keys.channels())
+        .cmd("HGETALL")
+        .arg(iris_shared::keys::agent_caps())
         .query_async(&mut conn)
         .await?;
     let mut channels: Vec<Channel> = stored
@@ -109,7 +116,7 @@ async fn load_account(
         (channel.is_default != Some(true), channel.chat_id.clone())
     });
     let window = outbox::window(&mut conn, account, now_ms()).await?;
-    Ok((window.head, channels))
+    Ok((window.head, channels, agent))
 }
 
 impl Session {
@@ -151,12 +158,13 @@ impl Session {
                 })
                 .await
                 .map_err(|err| PairingError::Backend(err.to_string()))??;
-            let (head, channels) =
+            let (head, channels, agent) =
                 load_account(&redis, &account, &device_for_load, &device_name).await?;
             Ok::<_, PairingError>(Paired {
                 account,
                 head,
                 channels,
+                agent,
             })
         };
         ctx.wait(
@@ -205,7 +213,7 @@ impl Session {
         self.phase = Phase::Ready;
         metrics::shift(&self.state.metrics.paired_devices, 1);
         let ack = HelloAck {
-            server_caps: Some(server_caps()),
+            server_caps: Some(server_caps(&paired.agent)),
             sync_cursor: Some(paired.head),
             channels: Some(paired.channels),
         };
