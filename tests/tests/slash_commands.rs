@@ -199,3 +199,57 @@ async fn title_renames_the_chat_for_every_device() {
     let ack = laptop.pair(&token, "laptop-1").await;
     assert_eq!(ack["payload"]["channels"][0]["name"], "Project Kestrel");
 }
+
+/// Proves that a destructive command (`/new`) first asks every device with
+/// `picker.confirm`, that confirming from one device runs it and resolves the picker on
+/// all of them, and that the picker cannot be answered twice.
+#[tokio::test]
+async fn new_asks_for_confirmation_on_every_device_before_it_runs() {
+    let cluster = Cluster::start("slash-confirm", ClusterSpec::default().gateways(2)).await;
+    let token = cluster.create_token("jill");
+    let mut phone = cluster.connect(0, "phone").await;
+    let mut tablet = cluster.connect(1, "tablet").await;
+    phone.pair(&token, "phone-1").await;
+    tablet.pair(&token, "tablet-1").await;
+
+    phone.send_message("/new").await;
+    let confirm = phone.recv_until("picker.confirm").await.pop().unwrap();
+    let on_tablet = tablet.recv_until("picker.confirm").await.pop().unwrap();
+    let picker_id = payload_str(&confirm, "picker_id").unwrap().to_owned();
+    assert_eq!(
+        payload_str(&on_tablet, "picker_id"),
+        Some(picker_id.as_str())
+    );
+
+    let id = tablet
+        .request(
+            "picker.select",
+            None,
+            json!({ "picker_id": picker_id, "value": "yes" }),
+        )
+        .await;
+    let resolved = tablet.recv_until("notification").await.pop().unwrap();
+    assert_eq!(id_of(&resolved), Some(id));
+    assert_eq!(payload_str(&resolved, "choice"), Some("yes"));
+    let on_phone = phone.recv_until("notification").await.pop().unwrap();
+    assert_eq!(
+        payload_str(&on_phone, "picker_id"),
+        Some(picker_id.as_str())
+    );
+    assert!(
+        payload_str(&on_phone, "title")
+            .unwrap_or_default()
+            .contains("new conversation"),
+        "{on_phone}"
+    );
+
+    let again = phone
+        .request(
+            "picker.select",
+            None,
+            json!({ "picker_id": picker_id, "value": "yes" }),
+        )
+        .await;
+    let error = phone.recv_until("error").await.pop().unwrap();
+    assert_eq!(id_of(&error), Some(again));
+}

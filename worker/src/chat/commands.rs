@@ -9,8 +9,8 @@ use iris_shared::clock::now_ms;
 use iris_shared::inbound::{InboundEntry, InboundRequest};
 use iris_shared::keys::AccountKeys;
 use iris_shared::protocol::{
-    Channel, ErrorCode, ChannelRenamed, MessagePayload, ModelOption, ModelProvider, Notification,
-    NotificationKind, PickerModel, Role, ServerBody, ServerFrame,
+    Channel, ChannelRenamed, ErrorCode, MessagePayload, ModelOption, ModelProvider, Notification,
+    NotificationKind, PickerConfirm, PickerModel, Role, ServerBody, ServerFrame,
 };
 
 use super::ChatActor;
@@ -22,6 +22,10 @@ use crate::turn_writer::TurnWriter;
 
 /// Picker ids of model pickers start with this.
 pub const MODEL_PICKER_PREFIX: &str = "model-";
+/// Picker ids of confirmations of destructive commands start with this.
+pub const CONFIRM_PICKER_PREFIX: &str = "confirm-";
+/// Arguments that confirm a destructive command without asking (`/new yes`).
+const CONFIRMATIONS: &[&str] = &["yes", "y", "confirm", "ok", "true"];
 /// How long a model picker stays answerable.
 const MODEL_PICKER_TTL_SECS: u64 = 3600;
 
@@ -251,7 +255,8 @@ impl ChatActor {
             if was_open == 0 {
                 return Ok(Some(picker_id));
             }
-            conversation::store_setting(&mut conn, &scope.account, &scope.chat_id, MODEL, &model).await?;
+            conversation::store_setting(&mut conn, &scope.account, &scope.chat_id, MODEL, &model)
+                .await?;
             let notice = Notification {
                 kind: Some(NotificationKind::Generic),
                 title: Some(format!("Model for this chat: {model}")),
@@ -267,15 +272,119 @@ impl ChatActor {
             Ok::<_, PublishError>(None)
         };
         let request = request.clone();
-        ctx.spawn(work.into_actor(self).map(move |result, act, ctx| match result {
-            Ok(None) => act.acknowledge(vec![entry], ctx),
-            Ok(Some(picker_id)) => {
-                let message = format!("picker {picker_id:?} is not open (answered already, or expired)");
-                act.reject_request(entry, &request, request_id, ErrorCode::NotFound, message, ctx);
+        ctx.spawn(
+            work.into_actor(self)
+                .map(move |result, act, ctx| match result {
+                    Ok(None) => act.acknowledge(vec![entry], ctx),
+                    Ok(Some(picker_id)) => {
+                        let message = format!(
+                            "picker {picker_id:?} is not open (answered already, or expired)"
+                        );
+                        act.reject_request(
+                            entry,
+                            &request,
+                            request_id,
+                            ErrorCode::NotFound,
+                            message,
+                            ctx,
+                        );
+                    }
+                    Err(PublishError::Fenced) => act.fenced_off(ctx),
+                    Err(PublishError::Redis(err)) => {
+                        tracing::warn!(%err, "model choice not stored")
+                    }
+                }),
+        );
+    }
+}
+
+impl ChatActor {
+    /// `picker.select` on a confirmation: runs the confirmed command (or drops it) and
+    /// tells every device, closing the picker.
+    pub(super) fn confirm_action(
+        &mut self,
+        entry: InboundEntry,
+        request: &InboundRequest,
+        request_id: Option<u64>,
+        picker_id: String,
+        answer: String,
+        ctx: &mut Context<Self>,
+    ) {
+        let deps = self.deps.turn.clone();
+        let scope = self.scope();
+        let device = request.device_id.clone();
+        let running = self.running.is_some();
+        let (partition, entry_id) = (entry.partition, entry.entry_id.clone());
+        let work = async move {
+            let mut conn = deps.redis.get().await?;
+            let key = AccountKeys::new(&scope.account).picker(&picker_id);
+            let (action, _): (Option<String>, ()) = redis::pipe()
+                .atomic()
+                .cmd("HGET")
+                .arg(&key)
+                .arg("action")
+                .cmd("DEL")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await?;
+            let Some(action) = action else {
+                return Ok(Some(picker_id));
+            };
+            let confirmed = is_confirmation(&answer);
+            let reply = if confirmed {
+                stored_command(
+                    &deps,
+                    &scope.account,
+                    &scope.chat_id,
+                    &action,
+                    "yes",
+                    running,
+                )
+                .await?
+            } else {
+                Reply::text(format!("/{action} cancelled."))
+            };
+            let mut writer = TurnWriter::new(deps.publisher.clone(), scope, partition, entry_id);
+            let notice = Notification {
+                kind: Some(NotificationKind::Generic),
+                title: Some(reply.text.clone()),
+                ts: Some(now_ms()),
+                picker_id: Some(picker_id),
+                choice: Some(if confirmed { "yes" } else { "no" }.to_owned()),
+                ..Default::default()
+            };
+            let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::Notification(notice)))
+                .answering(&device, request_id);
+            writer.fixed(0, outgoing).await?;
+            for frame in &reply.frames {
+                writer.broadcast(frame.clone()).await?;
             }
-            Err(PublishError::Fenced) => act.fenced_off(ctx),
-            Err(PublishError::Redis(err)) => tracing::warn!(%err, "model choice not stored"),
-        }));
+            Ok::<_, PublishError>(None)
+        };
+        let request = request.clone();
+        ctx.spawn(
+            work.into_actor(self)
+                .map(move |result, act, ctx| match result {
+                    Ok(None) => act.acknowledge(vec![entry], ctx),
+                    Ok(Some(picker_id)) => {
+                        let message = format!(
+                            "picker {picker_id:?} is not open (answered already, or expired)"
+                        );
+                        act.reject_request(
+                            entry,
+                            &request,
+                            request_id,
+                            ErrorCode::NotFound,
+                            message,
+                            ctx,
+                        );
+                    }
+                    Err(PublishError::Fenced) => act.fenced_off(ctx),
+                    Err(PublishError::Redis(err)) => {
+                        tracing::warn!(%err, "confirmation not handled")
+                    }
+                }),
+        );
     }
 }
 
@@ -290,6 +399,9 @@ async fn stored_command(
 ) -> Result<Reply, PublishError> {
     let mut conn = deps.redis.get().await?;
     let reply = match name {
+        "new" | "undo" if !is_confirmation(args) => {
+            confirm_picker(&mut conn, account, chat_id, name).await?
+        }
         "new" => {
             let last = conversation::last_history_id(&mut conn, account, chat_id).await?;
             let from = last.unwrap_or_else(|| "0-0".to_owned());
@@ -365,6 +477,53 @@ async fn stored_command(
         other => Reply::text(format!("/{other} is not available here.")),
     };
     Ok(reply)
+}
+
+fn is_confirmation(answer: &str) -> bool {
+    CONFIRMATIONS.contains(&answer.trim().to_ascii_lowercase().as_str())
+}
+
+/// Destructive commands (`/new`, `/undo`) first ask: a `picker.confirm` any device can
+/// answer; "yes" (or confirm, ok) runs the command.
+async fn confirm_picker(
+    conn: &mut deadpool_redis::Connection,
+    account: &str,
+    chat_id: &str,
+    action: &str,
+) -> Result<Reply, PublishError> {
+    let picker_id = format!("{CONFIRM_PICKER_PREFIX}{action}-{}", now_ms());
+    let key = AccountKeys::new(account).picker(&picker_id);
+    redis::pipe()
+        .cmd("HSET")
+        .arg(&key)
+        .arg("chat_id")
+        .arg(chat_id)
+        .arg("kind")
+        .arg("confirm")
+        .arg("action")
+        .arg(action)
+        .ignore()
+        .cmd("EXPIRE")
+        .arg(&key)
+        .arg(MODEL_PICKER_TTL_SECS)
+        .ignore()
+        .query_async::<()>(conn)
+        .await?;
+    let message = match action {
+        "new" => "The agent will no longer see the messages above.",
+        _ => "The last exchange will be removed from the conversation.",
+    };
+    let confirm = PickerConfirm {
+        picker_id: Some(picker_id),
+        title: Some(format!("/{action}?")),
+        message: Some(message.to_owned()),
+    };
+    Ok(Reply {
+        frames: vec![ServerBody::PickerConfirm(confirm)],
+        ..Reply::text(format!(
+            "Confirm /{action} in the dialog (or send /{action} yes)."
+        ))
+    })
 }
 
 async fn model_picker(

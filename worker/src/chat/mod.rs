@@ -15,8 +15,8 @@ use iris_shared::inbound::{InboundEntry, InboundRequest};
 use iris_shared::keys;
 use iris_shared::outbox::EffectId;
 use iris_shared::protocol::{
-    parse_app_frame, AgentIdle, AppBody, ErrorCode, ErrorPayload, Notification,
-    NotificationKind, ServerBody, ServerFrame,
+    parse_app_frame, AgentIdle, AppBody, ErrorCode, ErrorPayload, Notification, NotificationKind,
+    ServerBody, ServerFrame,
 };
 
 use crate::agent::AgentError;
@@ -241,7 +241,14 @@ impl ChatActor {
     ) {
         if text.trim().is_empty() {
             let message = "agent.steer needs text".to_owned();
-            self.reject_request(entry, request, request_id, ErrorCode::Unsupported, message, ctx);
+            self.reject_request(
+                entry,
+                request,
+                request_id,
+                ErrorCode::Unsupported,
+                message,
+                ctx,
+            );
             return;
         }
         let Some(run) = self.running.as_ref().and_then(|r| r.control.run_control()) else {
@@ -320,6 +327,10 @@ impl ChatActor {
             self.choose_model(entry, request, request_id, picker_id, value, ctx);
             return;
         }
+        if picker_id.starts_with(commands::CONFIRM_PICKER_PREFIX) {
+            self.confirm_action(entry, request, request_id, picker_id, value, ctx);
+            return;
+        }
         let control = self.running.as_ref().map(|r| r.control.clone());
         let approval = control.as_ref().and_then(|control| {
             let mut open = control.approvals.lock().ok()?;
@@ -333,7 +344,14 @@ impl ChatActor {
         let (Some(control), Some(approval_id)) = (control, approval) else {
             let message =
                 format!("picker {picker_id:?} is not open (answered already, or expired)");
-            self.reject_request(entry, request, request_id, ErrorCode::NotFound, message, ctx);
+            self.reject_request(
+                entry,
+                request,
+                request_id,
+                ErrorCode::NotFound,
+                message,
+                ctx,
+            );
             return;
         };
         let Some(run) = control.run_control() else {
