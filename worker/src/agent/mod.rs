@@ -8,8 +8,12 @@
 //! hanging without an end (a dropped connection is a failure too).
 
 mod echo;
+mod hermes;
+mod openai;
 
 pub use echo::EchoAgent;
+pub use hermes::HermesAgent;
+pub use openai::OpenAiAgent;
 
 use std::sync::Arc;
 

@@ -110,7 +110,7 @@ mod tests {
                 .filter_map(|m| m.name)
                 .collect()
         };
-        assert_eq!(names("/st"), vec!["/stop", "/status", "/steer"]);
+        assert_eq!(names("/st"), vec!["/stop", "/steer", "/status"]);
         assert_eq!(names("re"), vec!["/retry", "/reasoning"]);
     }
 

@@ -50,6 +50,9 @@ impl Endpoint {
         let client = Client::builder()
             .connect_timeout(timeouts.connect)
             .read_timeout(timeouts.idle)
+            // No idle connections are kept: the agent may be connected on another runtime
+            // than the turns run on, and a pooled connection dies with its runtime.
+            .pool_max_idle_per_host(0)
             .build()
             .map_err(|err| AgentError::Upstream(format!("cannot set up an HTTP client: {err}")))?;
         let api_key = api_key.filter(|key| !key.trim().is_empty());

@@ -85,7 +85,7 @@ pub(super) async fn fetch_models(endpoint: &Endpoint) -> Result<Vec<String>, Mod
 }
 
 /// The model ids last listed by the upstream.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct KnownModels(Mutex<Vec<String>>);
 
 impl KnownModels {
@@ -96,7 +96,10 @@ impl KnownModels {
 
     /// The ids, in the upstream's order.
     pub fn get(&self) -> Vec<String> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Replaces the ids with a fresher list.

@@ -27,7 +27,12 @@ pub(super) fn error_message(value: &Value) -> Option<String> {
 pub(super) fn http_failure(status: StatusCode, body: &str) -> String {
     let detail = match serde_json::from_str::<Value>(body) {
         Ok(value) => error_message(&value),
-        Err(_) => Some(body.trim().chars().take(MAX_QUOTED_BODY).collect::<String>()),
+        Err(_) => Some(
+            body.trim()
+                .chars()
+                .take(MAX_QUOTED_BODY)
+                .collect::<String>(),
+        ),
     };
     match detail.filter(|detail| !detail.is_empty()) {
         Some(detail) => format!("{status}: {detail}"),
