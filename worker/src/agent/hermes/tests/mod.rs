@@ -4,6 +4,7 @@
 mod approvals;
 mod connecting;
 mod fake_hermes;
+mod fake_routes;
 mod fixtures;
 mod runs;
 mod stopping;
