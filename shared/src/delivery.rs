@@ -11,6 +11,7 @@ use redis::streams::StreamId;
 use redis::Value;
 
 use crate::keys;
+use crate::protocol::{ServerBody, ServerFrame};
 
 /// Most entries a node's delivery stream keeps; a node that falls further behind fills
 /// the gap from the outbox.
@@ -107,6 +108,52 @@ impl RoutedFrame {
             frame.insert("id".into(), id.into());
         }
         serde_json::to_string(&frame).ok()
+    }
+}
+
+/// How a frame changes the set of an account's chats (so gateways keep their view of it
+/// current without asking Redis on every request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChannelChange {
+    /// A chat exists now (its parent, for threads).
+    Added {
+        /// The chat.
+        chat_id: String,
+        /// Its parent channel, for a thread.
+        parent: Option<String>,
+    },
+    /// A chat is gone.
+    Removed {
+        /// The chat.
+        chat_id: String,
+    },
+    /// The complete list of chats (with parents).
+    Replaced(Vec<(String, Option<String>)>),
+}
+
+impl RoutedFrame {
+    /// The change this frame makes to the account's chats, if it is a channel frame.
+    pub fn channel_change(&self) -> Option<ChannelChange> {
+        if !self.frame_json.contains("\"channel.") {
+            return None;
+        }
+        let frame: ServerFrame = serde_json::from_str(&self.frame_json).ok()?;
+        match frame.body {
+            ServerBody::ChannelCreated(channel) => Some(ChannelChange::Added {
+                chat_id: channel.chat_id?,
+                parent: channel.parent_chat_id,
+            }),
+            ServerBody::ChannelDeleted(deleted) => Some(ChannelChange::Removed {
+                chat_id: deleted.chat_id?,
+            }),
+            ServerBody::ChannelList(list) => Some(ChannelChange::Replaced(
+                list.channels?
+                    .into_iter()
+                    .filter_map(|c| Some((c.chat_id?, c.parent_chat_id)))
+                    .collect(),
+            )),
+            _ => None,
+        }
     }
 }
 

@@ -20,6 +20,16 @@
 //! | `iris:{a:A}:history:<chat>` | stream | the chat's finished messages |
 //! | `iris:{a:A}:settings:<chat>` | hash | the chat's model, reasoning display, conversation start |
 //! | `iris:{a:A}:picker:<id>` | hash | an open picker's chat and kind (any device may answer) |
+//! | `iris:{a:A}:search:next` | counter | last search ref issued (a ref names one indexed message of A) |
+//! | `iris:{a:A}:search:docs` | hash | search ref → indexed message JSON (ids, role, ts, text) |
+//! | `iris:{a:A}:search:terms` | hash | search ref → `<words>\n<message id>`, for removal |
+//! | `iris:{a:A}:search:lex` | zset | every word indexed for A (score 0), for prefix matching |
+//! | `iris:{a:A}:search:word:<w>` | zset | search ref → ts, of A's messages containing word w |
+//! | `iris:{a:A}:search:chat:<chat>` | zset | search ref → ts, of the chat's indexed messages |
+//! | `iris:{a:A}:search:ids:<chat>` | hash | message id → search ref, for idempotent indexing |
+//! | `iris:{a:A}:channel_seq` | counter | last number given to a created channel or thread |
+//! | `iris:{a:A}:messages` | hash | message id → `<chat>\|<history entry id>` (history paging, receipts) |
+//! | `iris:{a:A}:reads` | hash | chat id → `<history entry id>\|<message id>` of the last read message |
 //! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
@@ -98,6 +108,51 @@ impl AccountKeys {
     /// An open picker.
     pub fn picker(&self, picker_id: &str) -> String {
         format!("{}:picker:{picker_id}", self.tag)
+    }
+    /// Counter of the search refs issued (see [`crate::search`]).
+    pub fn search_next(&self) -> String {
+        format!("{}:search:next", self.tag)
+    }
+    /// Indexed messages (JSON), by search ref.
+    pub fn search_docs(&self) -> String {
+        format!("{}:search:docs", self.tag)
+    }
+    /// Words and message id of each indexed message, by search ref.
+    pub fn search_terms(&self) -> String {
+        format!("{}:search:terms", self.tag)
+    }
+    /// Every indexed word, for prefix matching.
+    pub fn search_lexicon(&self) -> String {
+        format!("{}:search:lex", self.tag)
+    }
+    /// Start of every posting-list key: [`Self::search_word`] is this followed by the word
+    /// (the search scripts derive posting-list keys from it).
+    pub fn search_word_prefix(&self) -> String {
+        format!("{}:search:word:", self.tag)
+    }
+    /// Posting list of `word`: search refs of the messages containing it, scored by ts.
+    pub fn search_word(&self, word: &str) -> String {
+        format!("{}{word}", self.search_word_prefix())
+    }
+    /// Search refs of the indexed messages of `chat_id`, scored by ts.
+    pub fn search_chat(&self, chat_id: &str) -> String {
+        format!("{}:search:chat:{chat_id}", self.tag)
+    }
+    /// Message id → search ref, for the indexed messages of `chat_id`.
+    pub fn search_ids(&self, chat_id: &str) -> String {
+        format!("{}:search:ids:{chat_id}", self.tag)
+    }
+    /// Counter numbering created channels and threads.
+    pub fn channel_counter(&self) -> String {
+        format!("{}:channel_seq", self.tag)
+    }
+    /// Where each stored message is: its chat and history entry.
+    pub fn messages(&self) -> String {
+        format!("{}:messages", self.tag)
+    }
+    /// The last read message of each chat.
+    pub fn reads(&self) -> String {
+        format!("{}:reads", self.tag)
     }
 }
 

@@ -5,10 +5,13 @@
 //! - [`keys`]: the one place that names Redis keys; Lua scripts live beside it in `scripts/`.
 //! - [`scripts`]: the Lua scripts for every multi-key atomic step, loaded once.
 //! - [`partition`]: which inbound partition a chat belongs to.
+//! - [`channels`]: an account's channels and threads, with read markers.
+//! - [`history`]: pages of a chat's history.
 //! - [`inbound`]: entries of the per-partition inbound streams (gateway → worker).
 //! - [`outbox`]: the per-account outbox (the replay log behind `sync`) and its cursor rules.
 //! - [`delivery`]: entries of the per-gateway-node delivery streams (worker → gateway).
 //! - [`presence`]: which gateway nodes hold devices of an account.
+//! - [`search`]: the per-account message search index (an inverted index in plain Redis).
 //! - [`lease`]: partition leases with fencing tokens.
 //! - [`redis_conn`]: connection pools and dedicated blocking connections.
 //! - [`config`]: command-line flags and environment variables both binaries share.
@@ -18,9 +21,11 @@
 //!
 //! This crate knows nothing about actix, WebSockets or agents.
 
+pub mod channels;
 pub mod clock;
 pub mod config;
 pub mod delivery;
+pub mod history;
 pub mod inbound;
 pub mod keys;
 pub mod lease;
@@ -30,5 +35,6 @@ pub mod presence;
 pub mod protocol;
 pub mod redis_conn;
 pub mod scripts;
+pub mod search;
 pub mod shutdown;
 pub mod telemetry;

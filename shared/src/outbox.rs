@@ -147,6 +147,8 @@ pub struct Append {
     pub outboxed: bool,
     /// A finished message to add to the chat history, as JSON.
     pub history_entry: Option<String>,
+    /// Id of that message (indexed, for paging and receipts).
+    pub history_message_id: Option<String>,
 }
 
 /// Result of [`append`].
@@ -192,6 +194,7 @@ pub async fn append<C: ConnectionLike + Send>(
         .key(keys.chat_fence(&request.chat_id))
         .key(keys.presence())
         .key(keys.history(&request.chat_id))
+        .key(keys.messages())
         .arg(request.fence)
         .arg(effect_field)
         .arg(&frame.frame_json)
@@ -210,6 +213,8 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(TURN_EFFECTS_TTL_SECS)
         .arg(OUTBOX_RETENTION_SECS)
         .arg(if request.outboxed { "1" } else { "0" })
+        .arg(request.history_message_id.as_deref().unwrap_or(""))
+        .arg(&request.chat_id)
         .invoke_async(conn)
         .await?;
     let number = |index: usize| -> u64 {

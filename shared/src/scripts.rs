@@ -26,3 +26,18 @@ pub static LEASE_RELEASE: LazyLock<Script> =
 /// Raises a chat's fence to a new owner's token.
 pub static FENCE_CLAIM: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/fence_claim.lua")));
+/// Numbers a created channel once per creating request.
+pub static CHANNEL_CLAIM: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/channel_claim.lua")));
+/// Moves a chat's read marker forward, never back.
+pub static READ_MARK: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/read_mark.lua")));
+/// Adds one message to an account's search index, once.
+pub static SEARCH_INDEX: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/search_index.lua")));
+/// Finds an account's newest messages containing every query word, with bounded work.
+pub static SEARCH_QUERY: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/search_query.lua")));
+/// Removes a batch of one chat's messages from an account's search index.
+pub static SEARCH_REMOVE_CHAT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/search_remove_chat.lua")));

@@ -128,6 +128,7 @@ fn example_channel() -> Channel {
         kind: Some(ChannelKind::Thread),
         parent_chat_id: text("android:default"),
         is_default: Some(false),
+        ..Default::default()
     }
 }
 

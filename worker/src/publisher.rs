@@ -58,6 +58,8 @@ pub struct Outgoing {
     pub target_device: Option<String>,
     /// A finished message to add to the chat history (JSON).
     pub history_entry: Option<String>,
+    /// That message's id.
+    pub history_message_id: Option<String>,
 }
 
 impl Outgoing {
@@ -70,6 +72,7 @@ impl Outgoing {
             request_id: None,
             target_device: None,
             history_entry: None,
+            history_message_id: None,
         }
     }
 
@@ -94,6 +97,7 @@ impl Outgoing {
 
     /// Records a finished message in the chat history with the frame.
     pub fn with_history(mut self, entry: serde_json::Value) -> Self {
+        self.history_message_id = entry["message_id"].as_str().map(str::to_owned);
         self.history_entry = Some(entry.to_string());
         self
     }
@@ -135,6 +139,7 @@ impl Publisher {
             effect: outgoing.effect,
             outboxed,
             history_entry: outgoing.history_entry,
+            history_message_id: outgoing.history_message_id,
         };
         let mut conn = self.redis.get().await?;
         let (seq, nodes) = match outbox::append(&mut conn, &append, now_ms()).await? {

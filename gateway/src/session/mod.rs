@@ -6,18 +6,19 @@
 //! `Ready`. Frames that arrive while the session is pairing, syncing or filling a gap are
 //! deferred and handled in order afterwards, so a client may pipeline `hello` and `sync`.
 
+mod history;
 mod pairing;
 mod replay;
 mod requests;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
 use actix_web_actors::ws;
 
-use iris_shared::delivery::RoutedFrame;
+use iris_shared::delivery::{ChannelChange, RoutedFrame};
 use iris_shared::protocol::{
     parse_app_frame, AppFrame, ErrorCode, ErrorPayload, ServerBody, ServerFrame,
 };
@@ -46,8 +47,9 @@ struct Device {
     account: String,
     /// Its id (from `hello.device_id`, or one made up for this connection).
     device_id: String,
-    /// Chat ids of the account, as known at pairing.
-    chats: Vec<String>,
+    /// Chats of the account (with their parent, for threads), kept current by the
+    /// channel frames this session delivers.
+    chats: HashMap<String, Option<String>>,
 }
 
 /// One WebSocket connection.
@@ -110,8 +112,20 @@ impl Session {
     }
 
     /// Sends a routed frame if it is for this device.
-    fn send_routed(&self, ctx: &mut ws::WebsocketContext<Self>, frame: &RoutedFrame) {
-        let Some(device) = &self.device else { return };
+    fn send_routed(&mut self, ctx: &mut ws::WebsocketContext<Self>, frame: &RoutedFrame) {
+        let Some(device) = self.device.as_mut() else {
+            return;
+        };
+        match frame.channel_change() {
+            Some(ChannelChange::Added { chat_id, parent }) => {
+                device.chats.insert(chat_id, parent);
+            }
+            Some(ChannelChange::Removed { chat_id }) => {
+                device.chats.remove(&chat_id);
+            }
+            Some(ChannelChange::Replaced(chats)) => device.chats = chats.into_iter().collect(),
+            None => {}
+        }
         if let Some(text) = frame.render_for(&device.device_id) {
             metrics::incr(&self.state.metrics.frames_sent_total);
             ctx.text(text);

@@ -7,12 +7,12 @@ use actix::prelude::*;
 use actix_web_actors::ws;
 use deadpool_redis::Pool;
 
+use iris_shared::channels;
 use iris_shared::clock::now_ms;
 use iris_shared::keys::AccountKeys;
 use iris_shared::outbox;
 use iris_shared::protocol::{
-    Channel, ChannelKind, ErrorCode, Hello, HelloAck, PushKind, ServerBody, ServerCaps,
-    ServerFrame, DEFAULT_CHAT_ID,
+    Channel, ErrorCode, Hello, HelloAck, PushKind, ServerBody, ServerCaps, ServerFrame,
 };
 
 use super::{Device, Phase, Session};
@@ -21,9 +21,6 @@ use crate::cursor::DeliveryCursor;
 use crate::metrics;
 use crate::registry::Register;
 use crate::tokens;
-
-/// Name of the channel every account starts with.
-const DEFAULT_CHANNEL_NAME: &str = "General";
 
 /// What pairing learned about the device.
 struct Paired {
@@ -57,16 +54,6 @@ impl From<tokens::TokenError> for PairingError {
     }
 }
 
-fn default_channel() -> Channel {
-    Channel {
-        chat_id: Some(DEFAULT_CHAT_ID.to_owned()),
-        name: Some(DEFAULT_CHANNEL_NAME.to_owned()),
-        kind: Some(ChannelKind::Default),
-        parent_chat_id: None,
-        is_default: Some(true),
-    }
-}
-
 /// What this server can do: the gateway's own features, and what the workers announced
 /// about their upstream agent (`iris:agent`).
 fn server_caps(agent: &HashMap<String, String>) -> ServerCaps {
@@ -92,29 +79,16 @@ async fn load_account(
     let keys = AccountKeys::new(account);
     let mut conn = redis.get().await?;
     let device = serde_json::json!({ "name": device_name, "last_seen_ms": now_ms() });
-    let default_json = serde_json::to_string(&default_channel()).unwrap_or_default();
-    let (_, _, stored, agent): ((), (), Vec<String>, HashMap<String, String>) = redis::pipe()
+    let (_, agent): ((), HashMap<String, String>) = redis::pipe()
         .cmd("HSET")
         .arg(keys.devices())
         .arg(device_id)
         .arg(device.to_string())
-        .cmd("HSETNX")
-        .arg(keys.channels())
-        .arg(DEFAULT_CHAT_ID)
-        .arg(default_json)
-        .cmd("HVALS")
-        .arg(keys.channels())
         .cmd("HGETALL")
         .arg(iris_shared::keys::agent_caps())
         .query_async(&mut conn)
         .await?;
-    let mut channels: Vec<Channel> = stored
-        .iter()
-        .filter_map(|json| serde_json::from_str(json).ok())
-        .collect();
-    channels.sort_by_key(|channel: &Channel| {
-        (channel.is_default != Some(true), channel.chat_id.clone())
-    });
+    let channels = channels::list(&mut conn, account).await?;
     let window = outbox::window(&mut conn, account, now_ms()).await?;
     Ok((window.head, channels, agent))
 }
@@ -203,7 +177,7 @@ impl Session {
         let chats = paired
             .channels
             .iter()
-            .filter_map(|channel| channel.chat_id.clone())
+            .filter_map(|channel| Some((channel.chat_id.clone()?, channel.parent_chat_id.clone())))
             .collect();
         self.device = Some(Device {
             account: paired.account,

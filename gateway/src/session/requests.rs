@@ -54,6 +54,13 @@ impl Session {
                 };
                 self.forward_to_picker_chat(frame, ctx);
             }
+            (_, AppBody::History(history)) => {
+                let frame = AppFrame {
+                    body: AppBody::History(history),
+                    ..frame
+                };
+                self.serve_history(frame, ctx);
+            }
             (
                 _,
                 body @ (AppBody::MessageSend(_)
@@ -61,7 +68,12 @@ impl Session {
                 | AppBody::AgentSteer(_)
                 | AppBody::PickerSelect(_)
                 | AppBody::CommandsCatalog(_)
-                | AppBody::CommandsComplete(_)),
+                | AppBody::CommandsComplete(_)
+                | AppBody::ChannelCreate(_)
+                | AppBody::ChannelRename(_)
+                | AppBody::ChannelSetDefault(_)
+                | AppBody::ChannelDelete(_)
+                | AppBody::ReadReceipt(_)),
             ) => {
                 let frame = AppFrame { body, ..frame };
                 self.forward_to_worker(frame, ctx);
@@ -143,24 +155,45 @@ impl Session {
         );
     }
 
+    /// The chat a request is about. A thread may be named as `chat_id` itself or as
+    /// `thread_id` under its parent's `chat_id`; `channel.create` of a thread goes to its
+    /// parent, `read.receipt` to the chat in its payload. Unknown chats are refused.
+    pub(super) fn resolve_chat(&self, frame: &AppFrame) -> Result<String, String> {
+        let Some(device) = &self.device else {
+            return Err("not paired".into());
+        };
+        let named = match &frame.body {
+            AppBody::ChannelCreate(create) => create.parent_chat_id.clone(),
+            AppBody::ReadReceipt(receipt) => receipt.chat_id.clone(),
+            _ => None,
+        };
+        let chat_id = named
+            .or_else(|| frame.thread_id.clone())
+            .or_else(|| frame.chat_id.clone())
+            .unwrap_or_else(|| DEFAULT_CHAT_ID.to_owned());
+        let Some(parent) = device.chats.get(&chat_id) else {
+            return Err(format!("unknown chat {chat_id:?}"));
+        };
+        if let (Some(_), Some(envelope_chat)) = (&frame.thread_id, &frame.chat_id) {
+            if parent.as_ref() != Some(envelope_chat) && envelope_chat != &chat_id {
+                return Err(format!("{chat_id:?} is not a thread of {envelope_chat:?}"));
+            }
+        }
+        Ok(chat_id)
+    }
+
     /// Validates a chat-scoped request and appends it to its partition's inbound stream.
     /// Its answer comes back from the worker through the delivery stream.
     fn forward_to_worker(&mut self, frame: AppFrame, ctx: &mut ws::WebsocketContext<Self>) {
-        let Some(device) = &self.device else { return };
         let id = frame.id;
-        let chat_id = frame
-            .chat_id
-            .clone()
-            .unwrap_or_else(|| DEFAULT_CHAT_ID.to_owned());
-        if !device.chats.contains(&chat_id) {
-            self.send_error(
-                ctx,
-                id,
-                ErrorCode::NotFound,
-                format!("unknown chat {chat_id:?}"),
-            );
-            return;
-        }
+        let chat_id = match self.resolve_chat(&frame) {
+            Ok(chat_id) => chat_id,
+            Err(message) => {
+                self.send_error(ctx, id, ErrorCode::NotFound, message);
+                return;
+            }
+        };
+        let Some(device) = &self.device else { return };
         if let AppBody::MessageSend(send) = &frame.body {
             let has_text = send
                 .text
@@ -181,6 +214,7 @@ impl Session {
             chat_id: chat_id.clone(),
             frame_json: AppFrame {
                 chat_id: Some(chat_id),
+                thread_id: None,
                 ..frame
             }
             .to_json(),

@@ -6,12 +6,14 @@
 --
 -- KEYS[1] outbox stream      KEYS[2] outbox meta hash   KEYS[3] turn effects hash
 -- KEYS[4] chat fence         KEYS[5] presence zset      KEYS[6] history stream
+-- KEYS[7] message index (message id -> '<chat>|<history entry id>')
 -- ARGV[1] fencing token      ARGV[2] effect id ('' = not de-duplicated)
 -- ARGV[3] frame JSON         ARGV[4] origin device      ARGV[5] request id ('' = none)
 -- ARGV[6] target device ('' = every device)             ARGV[7] outbox max length
 -- ARGV[8] now (ms)           ARGV[9] history entry JSON ('' = none)
 -- ARGV[10] seq base for a new outbox                    ARGV[11] turn effects TTL (s)
 -- ARGV[12] outbox retention TTL (s)                     ARGV[13] '1' = outboxed, '0' = live only
+-- ARGV[14] message id of the history entry              ARGV[15] chat id
 --
 -- Returns {status, seq, node...}: status 1 = written, 2 = already written by an earlier
 -- attempt (seq is that attempt's), 0 = fenced off (a newer owner wrote for this chat; seq 0).
@@ -22,6 +24,7 @@ local fence, effect_id, frame, origin, request_id, target =
   tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local max_len, now, history_entry, seq_base = ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 local effects_ttl, retention, outboxed = ARGV[11], ARGV[12], ARGV[13] == '1'
+local messages, message_id, chat_id = KEYS[7], ARGV[14], ARGV[15]
 
 local current_fence = tonumber(redis.call('GET', fence_key) or '0')
 if fence < current_fence then
@@ -55,8 +58,11 @@ if outboxed then
 end
 
 if history_entry ~= '' then
-  redis.call('XADD', history, 'MAXLEN', '~', max_len, '*', 'm', history_entry)
+  local entry_id = redis.call('XADD', history, 'MAXLEN', '~', max_len, '*', 'm', history_entry)
   redis.call('EXPIRE', history, retention)
+  if message_id ~= '' then
+    redis.call('HSET', messages, message_id, chat_id .. '|' .. entry_id)
+  end
 end
 
 if effect_id ~= '' then

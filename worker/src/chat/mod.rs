@@ -4,6 +4,7 @@
 //! acknowledges each inbound entry only after its effects are durable in Redis.
 //! Slash commands are served by `commands.rs` beside this file.
 
+mod channels;
 mod commands;
 
 use std::collections::VecDeque;
@@ -116,6 +117,13 @@ impl ChatActor {
                     }
                     None => self.queue_turn(&entry, &request, frame.id, text, ctx),
                 }
+            }
+            body @ (AppBody::ChannelCreate(_)
+            | AppBody::ChannelRename(_)
+            | AppBody::ChannelSetDefault(_)
+            | AppBody::ChannelDelete(_)
+            | AppBody::ReadReceipt(_)) => {
+                self.change_channels(entry, &request, frame.id, body, ctx);
             }
             AppBody::CommandsCatalog(_) => {
                 let body = ServerBody::CommandsCatalog(crate::commands::catalog());

@@ -22,6 +22,10 @@ pub struct Channel {
     /// True for the chat new messages go to by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_default: Option<bool>,
+    /// Extension to the contract: the newest message of this chat the account has read
+    /// (from `read.receipt` on any device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_read_message_id: Option<String>,
 }
 
 /// Payload of `channel.list`: all channels of the account.

@@ -1,0 +1,87 @@
+//! Pages of a chat's history (`iris:{a:A}:history:<chat>`), newest page first, each page
+//! oldest → newest, addressed by message id through the account's message index.
+
+use redis::aio::ConnectionLike;
+use redis::streams::StreamRangeReply;
+
+use crate::keys::AccountKeys;
+use crate::protocol::{HistoryMessage, MessagePayload};
+
+/// Why a page cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// `before_message_id` is not a message of this chat.
+    #[error("message {0:?} is not in this chat")]
+    UnknownMessage(String),
+    /// Redis failed.
+    #[error(transparent)]
+    Redis(#[from] redis::RedisError),
+}
+
+/// One page of history.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HistoryPage {
+    /// The messages, oldest first.
+    pub messages: Vec<HistoryMessage>,
+    /// Whether older messages exist.
+    pub has_more: bool,
+}
+
+/// Up to `limit` messages of `chat_id` older than `before_message_id` (or the newest).
+pub async fn page<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    chat_id: &str,
+    before_message_id: Option<&str>,
+    limit: usize,
+) -> Result<HistoryPage, HistoryError> {
+    let keys = AccountKeys::new(account);
+    let end = match before_message_id {
+        None => "+".to_owned(),
+        Some(message_id) => {
+            let located: Option<String> = redis::cmd("HGET")
+                .arg(keys.messages())
+                .arg(message_id)
+                .query_async(conn)
+                .await?;
+            let entry = located
+                .as_deref()
+                .and_then(|l| l.rsplit_once('|'))
+                .filter(|(chat, _)| *chat == chat_id)
+                .map(|(_, entry)| entry.to_owned());
+            match entry {
+                Some(entry) => format!("({entry}"),
+                None => return Err(HistoryError::UnknownMessage(message_id.to_owned())),
+            }
+        }
+    };
+    let reply: StreamRangeReply = redis::cmd("XREVRANGE")
+        .arg(keys.history(chat_id))
+        .arg(end)
+        .arg("-")
+        .arg("COUNT")
+        .arg(limit + 1)
+        .query_async(conn)
+        .await?;
+    let has_more = reply.ids.len() > limit;
+    let mut messages: Vec<HistoryMessage> = reply
+        .ids
+        .iter()
+        .take(limit)
+        .filter_map(|entry| {
+            let json: String = entry.get("m")?;
+            let message: MessagePayload = serde_json::from_str(&json).ok()?;
+            Some(HistoryMessage {
+                message_id: message.message_id,
+                role: message.role,
+                text: message.text,
+                reasoning: message.reasoning,
+                model: message.model,
+                tokens: message.tokens,
+                ts: message.ts,
+            })
+        })
+        .collect();
+    messages.reverse();
+    Ok(HistoryPage { messages, has_more })
+}

@@ -1,0 +1,35 @@
+-- Adds one message to an account's search index, once: its record, its chat's list, and
+-- one posting per distinct word (the words come tokenized and case-folded by the caller).
+--
+-- Atomic: the id check, ref issue and every write, so a message is either fully indexed
+-- or not at all, and indexing the same message id of a chat again changes nothing.
+--
+-- KEYS[1] chat ids hash (message id -> ref)   KEYS[2] ref counter
+-- KEYS[3] docs hash (ref -> record JSON)       KEYS[4] terms hash (ref -> words, message id)
+-- KEYS[5] chat zset (ref -> ts)                KEYS[6] lexicon zset
+-- KEYS[7..] one posting zset per word, in the order of ARGV[4..]
+-- ARGV[1] message id   ARGV[2] ts (ms)   ARGV[3] record JSON   ARGV[4..] the words
+--
+-- Returns 1 if the message was indexed now, 0 if it already was.
+local ids, counter, docs, terms, chat, lexicon =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local message_id, ts, record = ARGV[1], ARGV[2], ARGV[3]
+
+if redis.call('HEXISTS', ids, message_id) == 1 then
+  return 0
+end
+
+local ref = redis.call('INCR', counter)
+local words = {}
+for i = 4, #ARGV do
+  local word = ARGV[i]
+  words[#words + 1] = word
+  redis.call('ZADD', KEYS[i + 3], ts, ref)
+  redis.call('ZADD', lexicon, 0, word)
+end
+
+redis.call('HSET', ids, message_id, ref)
+redis.call('HSET', docs, ref, record)
+redis.call('HSET', terms, ref, table.concat(words, ' ') .. '\n' .. message_id)
+redis.call('ZADD', chat, ts, ref)
+return 1

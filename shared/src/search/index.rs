@@ -1,0 +1,75 @@
+//! Writing the index: adding one message, and removing every message of a chat.
+
+use redis::aio::ConnectionLike;
+use redis::RedisResult;
+
+use crate::keys::AccountKeys;
+use crate::scripts;
+use crate::search::record::{IndexedMessage, StoredRecord};
+use crate::search::words::words;
+
+/// Distinct words of one message that are indexed (the first ones); bounds the work and
+/// the number of keys of one indexing step.
+pub const MAX_WORDS_PER_MESSAGE: usize = 4096;
+/// Messages removed per script call by [`remove_chat`], so Redis is never blocked for long.
+pub const REMOVE_BATCH: usize = 200;
+
+/// Adds `message` to the search index of `account`, atomically. Idempotent: a message is
+/// identified by its chat and message id, and indexing it again changes nothing (the first
+/// indexed text stays).
+pub async fn index_message<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    message: &IndexedMessage,
+) -> RedisResult<()> {
+    let keys = AccountKeys::new(account);
+    let record = serde_json::to_string(&StoredRecord::new(message))
+        .expect("a stored record always serializes");
+    let mut words = words(&message.text);
+    words.truncate(MAX_WORDS_PER_MESSAGE);
+
+    let mut invocation = scripts::SEARCH_INDEX.prepare_invoke();
+    invocation
+        .key(keys.search_ids(&message.chat_id))
+        .key(keys.search_next())
+        .key(keys.search_docs())
+        .key(keys.search_terms())
+        .key(keys.search_chat(&message.chat_id))
+        .key(keys.search_lexicon())
+        .arg(&message.message_id)
+        .arg(message.ts)
+        .arg(record);
+    for word in &words {
+        invocation.key(keys.search_word(word)).arg(word);
+    }
+    let _indexed_now: i64 = invocation.invoke_async(conn).await?;
+    Ok(())
+}
+
+/// Removes every message of `chat_id` from the search index of `account` (for a deleted
+/// channel) and returns how many there were. Works in atomic batches of [`REMOVE_BATCH`]
+/// messages; messages indexed into the chat meanwhile are removed too.
+pub async fn remove_chat<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    chat_id: &str,
+) -> RedisResult<u64> {
+    let keys = AccountKeys::new(account);
+    let mut removed_total = 0;
+    loop {
+        let (removed, remaining): (u64, u64) = scripts::SEARCH_REMOVE_CHAT
+            .key(keys.search_chat(chat_id))
+            .key(keys.search_ids(chat_id))
+            .key(keys.search_docs())
+            .key(keys.search_terms())
+            .key(keys.search_lexicon())
+            .arg(keys.search_word_prefix())
+            .arg(REMOVE_BATCH)
+            .invoke_async(conn)
+            .await?;
+        removed_total += removed;
+        if remaining == 0 || removed == 0 {
+            return Ok(removed_total);
+        }
+    }
+}
