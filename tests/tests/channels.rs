@@ -161,3 +161,64 @@ async fn a_device_offline_during_channel_changes_catches_up_by_sync() {
     assert!(listed.contains(&"Trips"), "{ack}");
     assert_eq!(channel_ids(&json!({"payload": ack["payload"]})).len(), 2);
 }
+
+/// Proves how threads scope frames: a message sent with `chat_id` = the channel and
+/// `thread_id` = the thread runs in the thread, its frames carry both ids, and the
+/// thread's history holds it while the channel's does not.
+#[tokio::test]
+async fn a_thread_s_messages_carry_its_thread_id_and_stay_in_its_history() {
+    let cluster = Cluster::start("threads", ClusterSpec::default()).await;
+    let token = cluster.create_token("otto");
+    let mut phone = cluster.connect(0, "phone").await;
+    phone.pair(&token, "phone-1").await;
+    phone
+        .request(
+            "channel.create",
+            None,
+            json!({ "name": "Work", "kind": "channel" }),
+        )
+        .await;
+    let channel = phone.recv_until("channel.created").await.pop().unwrap();
+    let channel = payload_str(&channel, "chat_id").unwrap().to_owned();
+    phone
+        .request(
+            "channel.create",
+            Some(&channel),
+            json!({ "name": "Launch", "kind": "thread", "parent_chat_id": channel }),
+        )
+        .await;
+    let thread = phone.recv_until("channel.created").await.pop().unwrap();
+    let thread = payload_str(&thread, "chat_id").unwrap().to_owned();
+
+    let id = phone.next_request_id();
+    phone
+        .send(&json!({ "v": 1, "id": id, "type": "message.send", "chat_id": channel, "thread_id": thread, "payload": { "text": "ship it" } }))
+        .await;
+    let turn = phone.collect_turn().await;
+    let start = turn
+        .iter()
+        .position(|f| payload_str(f, "text") == Some("ship it"))
+        .expect("the user's message comes back");
+    for frame in &turn[start..] {
+        assert_eq!(frame["chat_id"], json!(channel), "{frame}");
+        assert_eq!(frame["thread_id"], json!(thread), "{frame}");
+    }
+
+    let id = phone.next_request_id();
+    phone
+        .send(&json!({ "v": 1, "id": id, "type": "history", "chat_id": channel, "thread_id": thread, "payload": {} }))
+        .await;
+    let in_thread = phone.recv_until("history").await.pop().unwrap();
+    assert_eq!(
+        in_thread["payload"]["messages"].as_array().unwrap().len(),
+        2,
+        "{in_thread}"
+    );
+    phone.request("history", Some(&channel), json!({})).await;
+    let in_channel = phone.recv_until("history").await.pop().unwrap();
+    assert_eq!(
+        in_channel["payload"]["messages"].as_array().unwrap().len(),
+        0,
+        "{in_channel}"
+    );
+}

@@ -41,6 +41,9 @@ pub struct ChatScope {
     pub chat_id: String,
     /// Fencing token of the partition lease this worker holds.
     pub fence: u64,
+    /// For a thread, its parent channel: frames then carry `chat_id` = the parent and
+    /// `thread_id` = the thread.
+    pub thread_parent: Option<String>,
 }
 
 /// One frame to write, with its addressing.
@@ -122,7 +125,13 @@ impl Publisher {
         let mut frame = outgoing.frame;
         frame.id = None;
         frame.seq = None;
-        frame.chat_id = Some(scope.chat_id.clone());
+        match &scope.thread_parent {
+            Some(parent) => {
+                frame.chat_id = Some(parent.clone());
+                frame.thread_id = Some(scope.chat_id.clone());
+            }
+            None => frame.chat_id = Some(scope.chat_id.clone()),
+        }
         let outboxed = frame.body.is_never_dropped();
         let routed = RoutedFrame {
             account: scope.account.clone(),

@@ -24,6 +24,7 @@ impl Session {
             Err(message) => return self.send_error(ctx, id, ErrorCode::NotFound, message),
         };
         let Some(device) = &self.device else { return };
+        let thread_parent = device.chats.get(&chat_id).cloned().flatten();
         let limit = request.limit.map_or(DEFAULT_PAGE, |limit| limit as usize);
         let before = request.before_message_id.clone();
         let (redis, account) = (self.state.redis.clone(), device.account.clone());
@@ -47,7 +48,11 @@ impl Session {
                             has_more: Some(page.has_more),
                             oldest_message_id: oldest,
                         });
-                        act.send(ctx, ServerFrame::new(body).with_id(id).with_chat(chat_id));
+                        let frame = match thread_parent {
+                    Some(parent) => ServerFrame::new(body).with_chat(parent).with_thread(chat_id),
+                    None => ServerFrame::new(body).with_chat(chat_id),
+                };
+                act.send(ctx, frame.with_id(id));
                     }
                     Err(HistoryError::UnknownMessage(message_id)) => {
                         let message = format!("message {message_id:?} is not in this chat");

@@ -72,6 +72,8 @@ pub struct ChatActor {
     queue: VecDeque<(TurnRequest, InboundEntry)>,
     /// The running turn, if any.
     running: Option<RunningTurn>,
+    /// The parent channel, if this chat is a thread.
+    thread_parent: Option<String>,
 }
 
 impl ChatActor {
@@ -83,6 +85,7 @@ impl ChatActor {
             fence: 0,
             queue: VecDeque::new(),
             running: None,
+            thread_parent: None,
         }
     }
 
@@ -91,6 +94,7 @@ impl ChatActor {
             account: self.key.account.clone(),
             chat_id: self.key.chat_id.clone(),
             fence: self.fence,
+            thread_parent: self.thread_parent.clone(),
         }
     }
 
@@ -525,6 +529,19 @@ async fn turn_already_complete(
 
 impl Actor for ChatActor {
     type Context = Context<Self>;
+
+    /// Learns whether the chat is a thread before handling any work, so every frame is
+    /// scoped right.
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let redis = self.deps.turn.redis.clone();
+        let key = self.key.clone();
+        let lookup = async move {
+            let mut conn = redis.get().await.ok()?;
+            let channel = iris_shared::channels::get(&mut conn, &key.account, &key.chat_id).await.ok()??;
+            channel.parent_chat_id
+        };
+        ctx.wait(lookup.into_actor(self).map(|parent, act, _ctx| act.thread_parent = parent));
+    }
 }
 
 impl Handler<Work> for ChatActor {
