@@ -5,23 +5,40 @@
 #   ${IRIS_HERMES_VENV:-$HOME/.cache/iris-cluster/hermes-0.19-venv}
 # The `sms` extra is the cheap way to get aiohttp, without which the Hermes API server
 # silently does not start. Safe to run again: it does nothing when `$VENV/bin/hermes` exists.
-# Needs python3 (3.11 or newer) with the venv module, and PyPI.
+# Needs Python 3.11-3.13 with the venv module (python3, or $PYTHON), and PyPI.
 set -euo pipefail
 
 HERMES_SPEC='hermes-agent[sms]==0.19.0'
 VENV="${IRIS_HERMES_VENV:-$HOME/.cache/iris-cluster/hermes-0.19-venv}"
-PYTHON="${PYTHON:-python3}"
 
 if [ -x "$VENV/bin/hermes" ]; then
   exit 0
 fi
 
-command -v "$PYTHON" >/dev/null 2>&1 || { echo "install-hermes: $PYTHON not found" >&2; exit 1; }
+# Hermes 0.19 needs Python >=3.11,<3.14: take $PYTHON if set, else the first that fits.
+fits() { "$1" -c 'import sys; sys.exit(not ((3, 11) <= sys.version_info[:2] < (3, 14)))' 2>/dev/null; }
+PYTHON="${PYTHON:-}"
+if [ -z "$PYTHON" ]; then
+  for candidate in python3 python3.13 python3.12 python3.11; do
+    if command -v "$candidate" >/dev/null 2>&1 && fits "$candidate"; then
+      PYTHON="$candidate"
+      break
+    fi
+  done
+fi
+if [ -z "$PYTHON" ] || ! fits "$PYTHON"; then
+  echo "install-hermes: need Python 3.11, 3.12 or 3.13 (python3 or \$PYTHON)" >&2
+  exit 1
+fi
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "install-hermes: creating a virtual environment at $VENV" >&2
   mkdir -p "$(dirname "$VENV")"
-  "$PYTHON" -m venv "$VENV"
+  if ! "$PYTHON" -m venv "$VENV" >&2; then
+    rm -rf "$VENV"
+    echo "install-hermes: $PYTHON -m venv failed (on Debian/Ubuntu: apt-get install python3-venv)" >&2
+    exit 1
+  fi
 fi
 
 echo "install-hermes: installing $HERMES_SPEC into $VENV (about 240 MB)" >&2

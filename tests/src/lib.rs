@@ -8,6 +8,7 @@
 //! - [`resp`]: one Redis command over a raw TCP connection.
 //! - [`redis_server`]: a private `redis-server` per test.
 //! - [`http_probe`]: a minimal HTTP GET for `/readyz`, `/healthz` and `/metrics`.
+//! - [`hermes_upstream`]: a real Hermes Agent API server with a scripted fake LLM behind it.
 //! - [`cluster_spec`]: what a test's cluster consists of, and node names.
 //! - [`cluster`]: Redis plus gateway and worker processes, and operator actions on them.
 //! - [`contract`]: validation of server frames against the vendored wire contract.
@@ -22,6 +23,7 @@ pub mod cluster;
 pub mod cluster_spec;
 pub mod contract;
 pub mod frames;
+pub mod hermes_upstream;
 pub mod http_probe;
 pub mod ports;
 pub mod redis_server;
