@@ -7,7 +7,8 @@ use deadpool_redis::Pool;
 use iris_shared::clock::now_ms;
 use iris_shared::delivery::{publish_to_nodes, RoutedFrame};
 use iris_shared::outbox::{self, Append, AppendOutcome, EffectId};
-use iris_shared::protocol::ServerFrame;
+use iris_shared::protocol::{MessagePayload, ServerFrame};
+use iris_shared::search::{self, IndexedMessage};
 
 /// Why a frame could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +107,19 @@ impl Outgoing {
     }
 }
 
+/// A history entry as the search index takes it (messages without text are not indexed).
+fn searchable(scope: &ChatScope, history_entry: &str) -> Option<IndexedMessage> {
+    let message: MessagePayload = serde_json::from_str(history_entry).ok()?;
+    Some(IndexedMessage {
+        chat_id: scope.chat_id.clone(),
+        thread_id: None,
+        message_id: message.message_id?,
+        role: message.role?,
+        text: message.text.filter(|text| !text.is_empty())?,
+        ts: message.ts.unwrap_or_else(iris_shared::clock::now_ms),
+    })
+}
+
 /// Writes frames for chats.
 #[derive(Clone)]
 pub struct Publisher {
@@ -156,6 +170,15 @@ impl Publisher {
             | AppendOutcome::AlreadyWritten { seq, nodes } => (seq, nodes),
             AppendOutcome::Fenced => return Err(PublishError::Fenced),
         };
+        let indexed = append
+            .history_entry
+            .as_deref()
+            .and_then(|h| searchable(scope, h));
+        if let Some(message) = indexed {
+            // Also after `AlreadyWritten`: the attempt that wrote the message may have died
+            // before indexing it; indexing is idempotent.
+            search::index_message(&mut conn, &scope.account, &message).await?;
+        }
         let routed = RoutedFrame {
             seq,
             ..append.frame

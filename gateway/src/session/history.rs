@@ -49,10 +49,12 @@ impl Session {
                             oldest_message_id: oldest,
                         });
                         let frame = match thread_parent {
-                    Some(parent) => ServerFrame::new(body).with_chat(parent).with_thread(chat_id),
-                    None => ServerFrame::new(body).with_chat(chat_id),
-                };
-                act.send(ctx, frame.with_id(id));
+                            Some(parent) => ServerFrame::new(body)
+                                .with_chat(parent)
+                                .with_thread(chat_id),
+                            None => ServerFrame::new(body).with_chat(chat_id),
+                        };
+                        act.send(ctx, frame.with_id(id));
                     }
                     Err(HistoryError::UnknownMessage(message_id)) => {
                         let message = format!("message {message_id:?} is not in this chat");

@@ -10,6 +10,7 @@ mod history;
 mod pairing;
 mod replay;
 mod requests;
+mod search;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;

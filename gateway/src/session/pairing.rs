@@ -63,7 +63,7 @@ fn server_caps(agent: &HashMap<String, String>) -> ServerCaps {
         reasoning: agent_can("reasoning"),
         tools: agent_can("tools"),
         media: Some(false),
-        search: Some(false),
+        search: Some(true),
         push: Some(PushKind::None),
         pickers: Some(true),
     }

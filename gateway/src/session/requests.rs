@@ -54,6 +54,13 @@ impl Session {
                 };
                 self.forward_to_picker_chat(frame, ctx);
             }
+            (_, AppBody::Search(search)) => {
+                let frame = AppFrame {
+                    body: AppBody::Search(search),
+                    ..frame
+                };
+                self.serve_search(frame, ctx);
+            }
             (_, AppBody::History(history)) => {
                 let frame = AppFrame {
                     body: AppBody::History(history),

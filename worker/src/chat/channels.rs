@@ -13,6 +13,7 @@ use iris_shared::protocol::{
     AppBody, Channel, ChannelDeleted, ChannelKind, ChannelList, ChannelRenamed, ErrorCode,
     Notification, NotificationKind, ServerBody, ServerFrame,
 };
+use iris_shared::search;
 
 use super::ChatActor;
 use crate::publisher::{Outgoing, PublishError};
@@ -275,6 +276,7 @@ async fn delete_chat(
         .ignore()
         .query_async::<()>(conn)
         .await?;
+    search::remove_chat(conn, account, chat_id).await?;
     Ok(())
 }
 

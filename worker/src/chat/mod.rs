@@ -537,10 +537,16 @@ impl Actor for ChatActor {
         let key = self.key.clone();
         let lookup = async move {
             let mut conn = redis.get().await.ok()?;
-            let channel = iris_shared::channels::get(&mut conn, &key.account, &key.chat_id).await.ok()??;
+            let channel = iris_shared::channels::get(&mut conn, &key.account, &key.chat_id)
+                .await
+                .ok()??;
             channel.parent_chat_id
         };
-        ctx.wait(lookup.into_actor(self).map(|parent, act, _ctx| act.thread_parent = parent));
+        ctx.wait(
+            lookup
+                .into_actor(self)
+                .map(|parent, act, _ctx| act.thread_parent = parent),
+        );
     }
 }
 
