@@ -34,7 +34,9 @@ pub fn validate_name(name: &str) -> Result<String, String> {
         return Err("a channel name cannot be empty".into());
     }
     if name.chars().count() > MAX_NAME_CHARS {
-        return Err(format!("a channel name has at most {MAX_NAME_CHARS} characters"));
+        return Err(format!(
+            "a channel name has at most {MAX_NAME_CHARS} characters"
+        ));
     }
     if name.chars().any(char::is_control) {
         return Err("a channel name cannot contain control characters".into());
@@ -193,13 +195,19 @@ mod tests {
             is_default: Some(default),
             ..Default::default()
         };
-        let mut channels = vec![
+        let mut channels = [
             channel("android:chan_10", false),
             channel("android:chan_2", false),
             channel("android:default", true),
         ];
         channels.sort_by_key(list_order);
-        let ids: Vec<_> = channels.iter().filter_map(|c| c.chat_id.as_deref()).collect();
-        assert_eq!(ids, ["android:default", "android:chan_2", "android:chan_10"]);
+        let ids: Vec<_> = channels
+            .iter()
+            .filter_map(|c| c.chat_id.as_deref())
+            .collect();
+        assert_eq!(
+            ids,
+            ["android:default", "android:chan_2", "android:chan_10"]
+        );
     }
 }
