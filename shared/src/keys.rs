@@ -20,7 +20,7 @@
 //! | `iris:{a:A}:history:<chat>` | stream | the chat's finished messages |
 //! | `iris:{a:A}:settings:<chat>` | hash | the chat's model, reasoning display, conversation start |
 //! | `iris:{a:A}:picker:<id>` | hash | an open picker's chat and kind (any device may answer) |
-//! | `iris:{a:A}:search:next` | counter | last search ref issued (a ref names one indexed message of A) |
+//! | `iris:{a:A}:search:next` | counter | last n of the search refs `<ts: 13 digits>:<n>` (one per indexed message of A) |
 //! | `iris:{a:A}:search:docs` | hash | search ref → indexed message JSON (ids, role, ts, text) |
 //! | `iris:{a:A}:search:terms` | hash | search ref → `<words>\n<message id>`, for removal |
 //! | `iris:{a:A}:search:lex` | zset | every word indexed for A (score 0), for prefix matching |
@@ -30,6 +30,8 @@
 //! | `iris:{a:A}:channel_seq` | counter | last number given to a created channel or thread |
 //! | `iris:{a:A}:messages` | hash | message id → `<chat>\|<history entry id>` (history paging, receipts) |
 //! | `iris:{a:A}:reads` | hash | chat id → `<history entry id>\|<message id>` of the last read message |
+//! | `iris:{a:A}:media:<media_id>` | hash | a stored media item: kind, mime, size, filename, sha256, created_ms |
+//! | `iris:{a:A}:media_ref:<ref>` | string | the media id an upload's `media_ref` names (expires after a day) |
 //! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
@@ -154,6 +156,14 @@ impl AccountKeys {
     pub fn reads(&self) -> String {
         format!("{}:reads", self.tag)
     }
+    /// Metadata of stored media item `media_id` (see [`crate::media::record`]).
+    pub fn media(&self, media_id: &str) -> String {
+        format!("{}:media:{media_id}", self.tag)
+    }
+    /// The media id an upload's `media_ref` names.
+    pub fn media_ref(&self, media_ref: &str) -> String {
+        format!("{}:media_ref:{media_ref}", self.tag)
+    }
 }
 
 /// A device token's record, by the token's SHA-256 (hex).
@@ -205,6 +215,8 @@ mod tests {
             keys.turn_effects(3, "1-0"),
             keys.chat_fence("android:default"),
             keys.history("android:default"),
+            keys.media("m_0123456789abcdef01234567"),
+            keys.media_ref("photo-1"),
         ] {
             assert!(key.starts_with("iris:{a:alice}:"), "{key}");
         }

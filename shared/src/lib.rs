@@ -11,6 +11,7 @@
 //! - [`outbox`]: the per-account outbox (the replay log behind `sync`) and its cursor rules.
 //! - [`delivery`]: entries of the per-gateway-node delivery streams (worker → gateway).
 //! - [`presence`]: which gateway nodes hold devices of an account.
+//! - [`media`]: media bytes: binary frames, the object store (directory or S3), metadata.
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
 //! - [`lease`]: partition leases with fencing tokens.
 //! - [`redis_conn`]: connection pools and dedicated blocking connections.
@@ -29,6 +30,7 @@ pub mod history;
 pub mod inbound;
 pub mod keys;
 pub mod lease;
+pub mod media;
 pub mod outbox;
 pub mod partition;
 pub mod presence;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use iris_shared::keys::AccountKeys;
 use iris_shared::protocol::enums::Role;
 use iris_shared::protocol::server::SearchHit;
-use iris_shared::search::{index_message, remove_chat, search, IndexedMessage};
+use iris_shared::search::{index_message, remove_chat, search, IndexedMessage, WORK_BUDGET};
 use redis::aio::MultiplexedConnection;
 
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
@@ -179,13 +179,20 @@ async fn hits_are_newest_first_and_limited() {
     messages.push(message(CHAT, "other", "unrelated", 5_000));
     index_all(&mut conn, ACCOUNT, &messages).await;
 
-    let hits = search(&mut conn, ACCOUNT, "common", None, 10).await.unwrap();
+    let hits = search(&mut conn, ACCOUNT, "common", None, 10)
+        .await
+        .unwrap();
     let ts: Vec<u64> = hits.iter().map(|hit| hit.ts.unwrap()).collect();
     assert_eq!(ts, (1_030..1_040).rev().collect::<Vec<_>>());
-    let all = search(&mut conn, ACCOUNT, "common word", None, 50).await.unwrap();
+    let all = search(&mut conn, ACCOUNT, "common word", None, 50)
+        .await
+        .unwrap();
     assert_eq!(all.len(), 40);
     assert!(all.windows(2).all(|pair| pair[0].ts > pair[1].ts));
-    assert!(search(&mut conn, ACCOUNT, "common", None, 0).await.unwrap().is_empty());
+    assert!(search(&mut conn, ACCOUNT, "common", None, 0)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 #[tokio::test]
@@ -212,8 +219,12 @@ async fn chat_filter_restricts_to_one_chat() {
         ids(&mut conn, "deploy", Some("android:default")).await,
         ["a1"]
     );
-    assert!(ids(&mut conn, "deploy", Some("android:none")).await.is_empty());
-    assert!(ids(&mut conn, "friday", Some("android:default")).await.is_empty());
+    assert!(ids(&mut conn, "deploy", Some("android:none"))
+        .await
+        .is_empty());
+    assert!(ids(&mut conn, "friday", Some("android:default"))
+        .await
+        .is_empty());
 }
 
 #[tokio::test]
@@ -248,7 +259,10 @@ async fn accounts_are_isolated() {
         .partition(|key| key.starts_with("iris:{a:bob}:"));
     assert_eq!(bob, [AccountKeys::new("bob").search_next()]);
     assert!(!alice.is_empty());
-    assert!(alice.iter().all(|key| key.starts_with("iris:{a:alice}:")), "{alice:?}");
+    assert!(
+        alice.iter().all(|key| key.starts_with("iris:{a:alice}:")),
+        "{alice:?}"
+    );
 }
 
 #[tokio::test]
@@ -307,18 +321,41 @@ async fn remove_chat_removes_its_hits_and_only_them() {
     let keys = AccountKeys::new(ACCOUNT);
     // More than one removal batch.
     let doomed: Vec<IndexedMessage> = (0..450u64)
-        .map(|n| message("android:old", &format!("o{n}"), &format!("shared doomed {n}"), n))
+        .map(|n| {
+            message(
+                "android:old",
+                &format!("o{n}"),
+                &format!("shared doomed {n}"),
+                n,
+            )
+        })
         .collect();
     index_all(&mut conn, ACCOUNT, &doomed).await;
-    index_message(&mut conn, ACCOUNT, &message(CHAT, "k1", "shared kept", 1_000))
-        .await
-        .unwrap();
+    index_message(
+        &mut conn,
+        ACCOUNT,
+        &message(CHAT, "k1", "shared kept", 1_000),
+    )
+    .await
+    .unwrap();
 
-    assert_eq!(remove_chat(&mut conn, ACCOUNT, "android:old").await.unwrap(), 450);
+    assert_eq!(
+        remove_chat(&mut conn, ACCOUNT, "android:old")
+            .await
+            .unwrap(),
+        450
+    );
     assert_eq!(ids(&mut conn, "shared", None).await, ["k1"]);
     assert!(ids(&mut conn, "doomed", None).await.is_empty());
-    assert!(ids(&mut conn, "shared", Some("android:old")).await.is_empty());
-    assert_eq!(remove_chat(&mut conn, ACCOUNT, "android:old").await.unwrap(), 0);
+    assert!(ids(&mut conn, "shared", Some("android:old"))
+        .await
+        .is_empty());
+    assert_eq!(
+        remove_chat(&mut conn, ACCOUNT, "android:old")
+            .await
+            .unwrap(),
+        0
+    );
 
     // Nothing of the chat is left: no postings, no ids, no records, no lexicon entries.
     let lexicon: Vec<String> = redis::cmd("ZRANGE")
@@ -361,9 +398,48 @@ async fn snippet_shows_the_text_around_the_first_match() {
     index_message(&mut conn, ACCOUNT, &message(CHAT, "m1", &text, 1))
         .await
         .unwrap();
-    let hits = search(&mut conn, ACCOUNT, "NEEDLE", None, 50).await.unwrap();
+    let hits = search(&mut conn, ACCOUNT, "NEEDLE", None, 50)
+        .await
+        .unwrap();
     let snippet = hits[0].snippet.as_deref().unwrap();
     assert!(snippet.contains("The needle is here."), "{snippet}");
-    assert!(snippet.starts_with('…') && snippet.ends_with('…'), "{snippet}");
+    assert!(
+        snippet.starts_with('…') && snippet.ends_with('…'),
+        "{snippet}"
+    );
     assert!(snippet.chars().count() <= 122, "{snippet}");
+}
+
+#[tokio::test]
+async fn a_query_stops_at_its_work_budget() {
+    let redis = Redis::start();
+    let conn = redis.connect().await;
+    // Two words in 0.6 × budget messages each, never together, except in the newest and the
+    // oldest message: the driving list is longer than the budget lets a query examine.
+    let each = WORK_BUDGET as u64 * 6 / 10;
+    let mut messages = vec![
+        message(CHAT, "oldest", "alpha beta", 1),
+        message(CHAT, "newest", "alpha beta", 10 * each),
+    ];
+    for n in 0..each {
+        messages.push(message(CHAT, &format!("a{n}"), "alpha", 2 * each + n));
+        messages.push(message(CHAT, &format!("b{n}"), "beta", 4 * each + n));
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for chunk in messages.chunks(messages.len() / 8 + 1) {
+        let (mut conn, chunk) = (conn.clone(), chunk.to_vec());
+        tasks.spawn(async move { index_all(&mut conn, ACCOUNT, &chunk).await });
+    }
+    tasks.join_all().await;
+
+    let mut conn = conn;
+    assert_eq!(ids(&mut conn, "alpha beta", None).await, ["newest"]);
+    assert_eq!(ids(&mut conn, "alpha beta", Some(CHAT)).await, ["newest"]);
+    // Once the message is no longer behind the budget, it is found.
+    assert_eq!(
+        remove_chat(&mut conn, ACCOUNT, CHAT).await.unwrap(),
+        2 * each + 2
+    );
+    index_all(&mut conn, ACCOUNT, &messages[..1]).await;
+    assert_eq!(ids(&mut conn, "alpha beta", None).await, ["oldest"]);
 }

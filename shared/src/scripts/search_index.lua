@@ -8,7 +8,11 @@
 -- KEYS[3] docs hash (ref -> record JSON)       KEYS[4] terms hash (ref -> words, message id)
 -- KEYS[5] chat zset (ref -> ts)                KEYS[6] lexicon zset
 -- KEYS[7..] one posting zset per word, in the order of ARGV[4..]
--- ARGV[1] message id   ARGV[2] ts (ms)   ARGV[3] record JSON   ARGV[4..] the words
+-- ARGV[1] message id   ARGV[2] ts (ms, zero-padded to 13 digits)   ARGV[3] record JSON
+-- ARGV[4..] the words
+--
+-- The message's search ref is `<ARGV[2]>:<n>` (n from the counter), so refs order by time
+-- as strings: a query merges posting lists without reading their scores.
 --
 -- Returns 1 if the message was indexed now, 0 if it already was.
 local ids, counter, docs, terms, chat, lexicon =
@@ -19,7 +23,7 @@ if redis.call('HEXISTS', ids, message_id) == 1 then
   return 0
 end
 
-local ref = redis.call('INCR', counter)
+local ref = ts .. ':' .. redis.call('INCR', counter)
 local words = {}
 for i = 4, #ARGV do
   local word = ARGV[i]

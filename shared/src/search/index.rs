@@ -11,6 +11,9 @@ use crate::search::words::words;
 /// Distinct words of one message that are indexed (the first ones); bounds the work and
 /// the number of keys of one indexing step.
 pub const MAX_WORDS_PER_MESSAGE: usize = 4096;
+/// Latest timestamp a search ref can carry (13 digits of milliseconds: the year 2286);
+/// later ones are indexed as this.
+pub const MAX_REF_TS: u64 = 9_999_999_999_999;
 /// Messages removed per script call by [`remove_chat`], so Redis is never blocked for long.
 pub const REMOVE_BATCH: usize = 200;
 
@@ -37,7 +40,7 @@ pub async fn index_message<C: ConnectionLike + Send>(
         .key(keys.search_chat(&message.chat_id))
         .key(keys.search_lexicon())
         .arg(&message.message_id)
-        .arg(message.ts)
+        .arg(ref_ts(message.ts))
         .arg(record);
     for word in &words {
         invocation.key(keys.search_word(word)).arg(word);
@@ -71,5 +74,24 @@ pub async fn remove_chat<C: ConnectionLike + Send>(
         if remaining == 0 || removed == 0 {
             return Ok(removed_total);
         }
+    }
+}
+
+/// How a search ref starts: the message's ts, zero-padded to 13 digits, so that refs sort
+/// by time as strings.
+fn ref_ts(ts: u64) -> String {
+    format!("{:013}", ts.min(MAX_REF_TS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ref_timestamps_sort_as_strings() {
+        assert_eq!(ref_ts(42), "0000000000042");
+        assert_eq!(ref_ts(1_700_000_000_000), "1700000000000");
+        assert_eq!(ref_ts(u64::MAX), "9999999999999");
+        assert!(ref_ts(999) < ref_ts(1_000));
     }
 }

@@ -9,10 +9,11 @@ use crate::scripts;
 use crate::search::query_terms::{query_terms, MAX_PREFIX_EXPANSIONS};
 use crate::search::record::StoredRecord;
 
-/// Most refs of the driving (smallest) posting list one query examines. A query whose
-/// words rarely occur together may stop here with fewer than `limit` hits even though
-/// older matches exist; this cap is what keeps a query's cost independent of history size.
-pub const MAX_CANDIDATES: usize = 5_000;
+/// Work budget of one query: posting entries it reads from its driving (smallest) term
+/// plus refs it looks up in the other terms. A query whose words rarely occur together may
+/// run out of it with fewer than `limit` hits although older matches exist; this budget is
+/// what keeps a query's cost independent of the history size.
+pub const WORK_BUDGET: usize = 10_000;
 /// Most hits one query returns, whatever the caller asks.
 pub const MAX_LIMIT: usize = 200;
 /// Largest page of candidates read and checked at once (pages start at the limit and
@@ -22,7 +23,7 @@ pub const MAX_PAGE: usize = 512;
 /// Messages of `account` containing every word of `query` (words of two or more chars
 /// also match as prefixes of indexed words), newest first, at most `limit` (capped at
 /// [`MAX_LIMIT`]), only from `chat_filter` when given. Each hit's snippet shows the text
-/// around its first match. One round trip; examines at most [`MAX_CANDIDATES`] messages.
+/// around its first match. One round trip, at most [`WORK_BUDGET`] posting entries touched.
 pub async fn search<C: ConnectionLike + Send>(
     conn: &mut C,
     account: &str,
@@ -43,7 +44,7 @@ pub async fn search<C: ConnectionLike + Send>(
         .key(keys.search_chat(chat_filter.unwrap_or_default()))
         .arg(keys.search_word_prefix())
         .arg(limit)
-        .arg(MAX_CANDIDATES)
+        .arg(WORK_BUDGET)
         .arg(MAX_PREFIX_EXPANSIONS)
         .arg(if chat_filter.is_some() { "1" } else { "0" })
         .arg(MAX_PAGE);
@@ -55,7 +56,7 @@ pub async fn search<C: ConnectionLike + Send>(
         tracing::debug!(
             account,
             hits = records.len(),
-            "search stopped at {MAX_CANDIDATES} candidates"
+            "search ran out of its work budget ({WORK_BUDGET})"
         );
     }
     Ok(records

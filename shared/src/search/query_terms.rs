@@ -64,7 +64,10 @@ mod tests {
 
     #[test]
     fn keeps_at_most_the_first_words() {
-        let query = (0..20).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
+        let query = (0..20)
+            .map(|n| format!("w{n}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         let terms = query_terms(&query);
         assert_eq!(terms.len(), MAX_QUERY_WORDS);
         assert_eq!(terms[0].word, "w0");

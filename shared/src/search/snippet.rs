@@ -30,8 +30,8 @@ pub fn snippet(text: &str, terms: &[QueryTerm]) -> String {
     let mut start = end.saturating_sub(SNIPPET_CHARS);
     if start > 0 {
         // Start after a space, if one is near and before the match.
-        if let Some(space) = (start..first_match.min(start + SNAP_CHARS))
-            .find(|&at| chars[at].is_whitespace())
+        if let Some(space) =
+            (start..first_match.min(start + SNAP_CHARS)).find(|&at| chars[at].is_whitespace())
         {
             start = space + 1;
         }
@@ -87,7 +87,10 @@ mod tests {
         let after = " dolor sit amet".repeat(30);
         let text = format!("{before}Needle{after}");
         let excerpt = snippet(&text, &query_terms("needle"));
-        assert!(excerpt.starts_with('…') && excerpt.ends_with('…'), "{excerpt}");
+        assert!(
+            excerpt.starts_with('…') && excerpt.ends_with('…'),
+            "{excerpt}"
+        );
         assert!(excerpt.contains("Needle"), "{excerpt}");
         assert!(excerpt.chars().count() <= SNIPPET_CHARS + 2, "{excerpt}");
         assert!(excerpt.starts_with("…lorem") || excerpt.starts_with("…ipsum"));
@@ -105,7 +108,10 @@ mod tests {
     fn no_match_shows_the_start() {
         let text = "x ".repeat(100);
         let excerpt = snippet(&text, &query_terms("absent"));
-        assert!(excerpt.starts_with("x x") && excerpt.ends_with('…'), "{excerpt}");
+        assert!(
+            excerpt.starts_with("x x") && excerpt.ends_with('…'),
+            "{excerpt}"
+        );
     }
 
     #[test]
