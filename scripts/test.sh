@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs every check and test of Iris Cluster: formatting, lints, unit and contract tests,
 # and the end-to-end tests that start private Redis servers and the real binaries
-# (and a real Hermes Agent, installed into its own virtual environment by install-hermes.sh).
+# (and a real Hermes Agent, installed into its own virtual environment by install-hermes.sh,
+# and moto's S3-compatible server for the media store, by install-moto.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/install-deps.sh
 ./scripts/install-hermes.sh
+./scripts/install-moto.sh
 echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check
 echo "== cargo clippy" >&2

@@ -61,7 +61,25 @@ pub struct GatewayArgs {
         default_value_t = 65_536
     )]
     pub max_frame_bytes: usize,
+
+    /// Where media bytes are stored: `file:///abs/dir` or `s3://bucket[/prefix]` (S3
+    /// endpoint and credentials from the standard `AWS_*` variables). Default: the
+    /// directory `iris-media` under the system temp dir.
+    #[arg(long, global = true, env = "IRIS_MEDIA_STORE")]
+    pub media_store: Option<String>,
+
+    /// Largest media item a device may upload (bytes).
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_MEDIA_MAX_BYTES",
+        default_value_t = DEFAULT_MEDIA_MAX_BYTES
+    )]
+    pub media_max_bytes: u64,
 }
+
+/// Default of `IRIS_MEDIA_MAX_BYTES`: 25 MiB.
+pub const DEFAULT_MEDIA_MAX_BYTES: u64 = 25 * 1024 * 1024;
 
 /// Session timing derived from [`GatewayArgs`].
 #[derive(Debug, Clone, Copy)]
@@ -74,8 +92,10 @@ pub struct SessionLimits {
     pub client_timeout: Duration,
     /// Wait for the first `sync` before outboxed frames flow live.
     pub sync_grace: Duration,
-    /// Largest inbound message.
+    /// Largest inbound text message.
     pub max_frame_bytes: usize,
+    /// Largest media upload.
+    pub media_max_bytes: u64,
 }
 
 impl From<&GatewayArgs> for SessionLimits {
@@ -86,6 +106,7 @@ impl From<&GatewayArgs> for SessionLimits {
             client_timeout: Duration::from_millis(args.client_timeout_ms),
             sync_grace: Duration::from_millis(args.sync_grace_ms),
             max_frame_bytes: args.max_frame_bytes,
+            media_max_bytes: args.media_max_bytes,
         }
     }
 }

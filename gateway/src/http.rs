@@ -6,6 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
 
 use iris_shared::clock::now_ms;
+use iris_shared::media::frame::MAX_MEDIA_FRAME_BYTES;
 
 use crate::session::Session;
 use crate::state::GatewayState;
@@ -27,7 +28,9 @@ async fn websocket(
     state: web::Data<GatewayState>,
 ) -> actix_web::Result<HttpResponse> {
     let id = NEXT_SESSION_ID.fetch_add(1, Ordering::Relaxed);
-    let max_frame = state.limits.max_frame_bytes;
+    // The codec must take a full media chunk plus its header; the session itself holds
+    // text messages to the (smaller) text limit.
+    let max_frame = state.limits.max_frame_bytes.max(MAX_MEDIA_FRAME_BYTES);
     ws::WsResponseBuilder::new(Session::new(id, state.get_ref().clone()), &req, stream)
         .frame_size(max_frame)
         .start()

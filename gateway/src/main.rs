@@ -33,6 +33,7 @@ use clap::{Parser, Subcommand};
 
 use iris_shared::clock::now_ms;
 use iris_shared::config::ClusterArgs;
+use iris_shared::media::store::MediaStore;
 use iris_shared::{redis_conn, telemetry};
 
 use crate::config::{GatewayArgs, SessionLimits};
@@ -140,6 +141,9 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
     let node_id: Arc<str> = cluster.node_id_or_random("gw").into();
     actix_web::rt::System::new().block_on(async move {
         let redis = redis_conn::pool(&cluster.redis_url)?;
+        let media = MediaStore::open(gateway.media_store.as_deref())
+            .context("cannot open the media store (IRIS_MEDIA_STORE)")?;
+        tracing::info!(store = media.url(), "media store");
         let registry = Registry::new(node_id.clone(), redis.clone()).start();
         let state = GatewayState {
             node_id: node_id.clone(),
@@ -149,6 +153,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
             metrics: Arc::default(),
             limits: SessionLimits::from(&gateway),
             delivery_beat: Arc::new(AtomicU64::new(0)),
+            media,
         };
         let registry_for_drain = registry.clone();
         actix_web::rt::spawn(delivery_loop::run(

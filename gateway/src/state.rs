@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use actix::Addr;
 use deadpool_redis::Pool;
+use iris_shared::media::store::MediaStore;
 
 use crate::config::SessionLimits;
 use crate::metrics::Metrics;
@@ -30,6 +31,8 @@ pub struct GatewayState {
     pub limits: SessionLimits,
     /// When the delivery loop last completed a read (ms since the epoch).
     pub delivery_beat: Arc<AtomicU64>,
+    /// Where media bytes are stored.
+    pub media: MediaStore,
 }
 
 impl GatewayState {

@@ -1,6 +1,7 @@
 //! A device's WebSocket connection to a gateway. Every frame it receives is checked
 //! against the wire contract, and its `seq`s must be strictly increasing over the whole
-//! connection; a violation fails the test on the spot, showing the frame.
+//! connection; a violation fails the test on the spot, showing the frame. Binary frames
+//! (media chunks) are handed over as they are.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -24,6 +25,8 @@ pub const DEFAULT_RECV_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum Incoming {
     /// A (valid) text frame.
     Frame(Value),
+    /// A binary frame (a media chunk), as received.
+    Binary(Vec<u8>),
     /// The server closed the connection, with this close code if it gave one.
     Closed(Option<u16>),
 }
@@ -84,6 +87,16 @@ impl Client {
         self.send_text(&frame.to_string()).await;
     }
 
+    /// Sends a binary frame.
+    pub async fn send_binary(&mut self, bytes: Vec<u8>) {
+        let label = &self.label;
+        let len = bytes.len();
+        self.ws
+            .send(Message::binary(bytes))
+            .await
+            .unwrap_or_else(|err| panic!("[{label}] cannot send {len} binary bytes: {err}"));
+    }
+
     /// Sends request `type_name` with a fresh id (scoped to `chat_id` if given); returns the id.
     pub async fn request(&mut self, type_name: &str, chat_id: Option<&str>, payload: Value) -> u64 {
         let id = self.next_request_id();
@@ -115,13 +128,7 @@ impl Client {
                 Some(Ok(Message::Close(close))) => {
                     return Some(Incoming::Closed(close.map(|frame| u16::from(frame.code))));
                 }
-                Some(Ok(Message::Binary(bytes))) => {
-                    panic!(
-                        "[{}] unexpected binary frame of {} bytes",
-                        self.label,
-                        bytes.len()
-                    )
-                }
+                Some(Ok(Message::Binary(bytes))) => return Some(Incoming::Binary(bytes.to_vec())),
                 Some(Ok(_)) => continue,
                 Some(Err(_)) | None => return Some(Incoming::Closed(None)),
             }
@@ -148,10 +155,30 @@ impl Client {
         frame
     }
 
-    /// The next frame within `timeout`; `None` if nothing came. Panics if the server closes.
+    /// The next text or binary frame; panics if the server closes or nothing arrives
+    /// within the receive timeout.
+    pub async fn recv_incoming(&mut self) -> Incoming {
+        let timeout = self.recv_timeout;
+        match self.next_within(timeout).await {
+            Some(Incoming::Closed(code)) => panic!(
+                "[{}] the server closed the connection (code {code:?})",
+                self.label
+            ),
+            Some(incoming) => incoming,
+            None => panic!("[{}] no frame within {timeout:?}", self.label),
+        }
+    }
+
+    /// The next text frame within `timeout`; `None` if nothing came. Panics if the server
+    /// closes or sends a binary frame.
     pub async fn recv_within(&mut self, timeout: Duration) -> Option<Value> {
         match self.next_within(timeout).await? {
             Incoming::Frame(frame) => Some(frame),
+            Incoming::Binary(bytes) => panic!(
+                "[{}] unexpected binary frame of {} bytes",
+                self.label,
+                bytes.len()
+            ),
             Incoming::Closed(code) => {
                 panic!(
                     "[{}] the server closed the connection (code {code:?})",
@@ -263,6 +290,11 @@ impl Client {
                     self.label
                 )
             }
+            Some(Incoming::Binary(bytes)) => panic!(
+                "[{}] expected the connection to close, got a binary frame of {} bytes",
+                self.label,
+                bytes.len()
+            ),
             None => panic!(
                 "[{}] the connection stayed open for {timeout:?}",
                 self.label

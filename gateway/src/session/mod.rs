@@ -1,16 +1,24 @@
 //! The session actor: one per WebSocket. It owns the socket, the heartbeat and the
 //! device's delivery cursor; pairing, requests and replays extend it from the files beside
 //! this one.
+//! Media (uploads, binary chunks, pulls) lives in `media.rs`, `media_pull.rs`,
+//! `upload_rules.rs` and `upload_task.rs`.
 //!
 //! Lifecycle: `AwaitingHello` → `Pairing` (token check, registration, outbox head) →
 //! `Ready`. Frames that arrive while the session is pairing, syncing or filling a gap are
 //! deferred and handled in order afterwards, so a client may pipeline `hello` and `sync`.
+//! Media requests and chunks are the exception: once paired they are served at once, even
+//! during a replay (see `media.rs`).
 
 mod history;
+mod media;
+mod media_pull;
 mod pairing;
 mod replay;
 mod requests;
 mod search;
+mod upload_rules;
+mod upload_task;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -20,6 +28,7 @@ use actix::prelude::*;
 use actix_web_actors::ws;
 
 use iris_shared::delivery::{ChannelChange, RoutedFrame};
+use iris_shared::media::frame::MAX_MEDIA_FRAME_BYTES;
 use iris_shared::protocol::{
     parse_app_frame, AppFrame, ErrorCode, ErrorPayload, ServerBody, ServerFrame,
 };
@@ -75,6 +84,8 @@ pub struct Session {
     replay: Option<ReplayPurpose>,
     /// A sync's outbox window is being read.
     awaiting_window: bool,
+    /// Media uploads and pulls in progress.
+    media: media::MediaTransfers,
 }
 
 impl Session {
@@ -91,6 +102,7 @@ impl Session {
             cursor: None,
             replay: None,
             awaiting_window: false,
+            media: media::MediaTransfers::default(),
         }
     }
 
@@ -159,14 +171,34 @@ impl Session {
 
     fn on_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
         metrics::incr(&self.state.metrics.frames_received_total);
+        // The codec admits messages as large as a media chunk; text keeps its own limit.
+        let limit = self.state.limits.max_frame_bytes;
+        if text.len() > limit {
+            return self.refuse_oversize(ctx, limit);
+        }
         match parse_app_frame(text) {
             Err(err) => {
                 metrics::incr(&self.state.metrics.protocol_errors_total);
                 self.send(ctx, err.to_error_frame());
             }
+            Ok(frame) if self.is_blocked() && self.is_media_request(&frame) => {
+                self.handle_media(frame, ctx);
+            }
             Ok(frame) if self.is_blocked() => self.deferred.push_back(frame),
             Ok(frame) => self.handle_request(frame, ctx),
         }
+    }
+
+    /// A message over `limit` bytes: `error`, then close 1009.
+    fn refuse_oversize(&mut self, ctx: &mut ws::WebsocketContext<Self>, limit: usize) {
+        metrics::incr(&self.state.metrics.protocol_errors_total);
+        self.send_error(
+            ctx,
+            None,
+            ErrorCode::Unsupported,
+            format!("message larger than {limit} bytes"),
+        );
+        self.close(ctx, close_codes::MESSAGE_TOO_BIG, "message too big");
     }
 
     fn check_heartbeat(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
@@ -201,6 +233,7 @@ impl Actor for Session {
 
     fn stopping(&mut self, _ctx: &mut Self::Context) -> Running {
         metrics::shift(&self.state.metrics.connections, -1);
+        self.abort_uploads();
         if let Some(device) = &self.device {
             if matches!(self.phase, Phase::Ready) {
                 metrics::shift(&self.state.metrics.paired_devices, -1);
@@ -248,30 +281,16 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for Session {
             Ok(ws::Message::Text(text)) => self.on_text(&text, ctx),
             Ok(ws::Message::Ping(bytes)) => ctx.pong(&bytes),
             Ok(ws::Message::Pong(_)) => {}
-            Ok(ws::Message::Binary(_)) => {
-                metrics::incr(&self.state.metrics.protocol_errors_total);
-                self.send_error(
-                    ctx,
-                    None,
-                    ErrorCode::Unsupported,
-                    "binary frames are only accepted during a media upload",
-                );
-            }
+            Ok(ws::Message::Binary(bytes)) => self.on_binary(bytes, ctx),
             Ok(ws::Message::Close(reason)) => {
                 ctx.close(reason);
                 ctx.stop();
             }
             Ok(ws::Message::Continuation(_)) | Ok(ws::Message::Nop) => {}
             Err(ws::ProtocolError::Overflow) => {
-                metrics::incr(&self.state.metrics.protocol_errors_total);
-                let limit = self.state.limits.max_frame_bytes;
-                self.send_error(
-                    ctx,
-                    None,
-                    ErrorCode::Unsupported,
-                    format!("message larger than {limit} bytes"),
-                );
-                self.close(ctx, close_codes::MESSAGE_TOO_BIG, "message too big");
+                // Over the codec's limit: the larger of the text limit and a media frame.
+                let limit = self.state.limits.max_frame_bytes.max(MAX_MEDIA_FRAME_BYTES);
+                self.refuse_oversize(ctx, limit);
             }
             Err(err) => {
                 tracing::debug!(%err, session = self.id, "WebSocket protocol error");

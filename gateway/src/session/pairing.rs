@@ -62,7 +62,7 @@ fn server_caps(agent: &HashMap<String, String>) -> ServerCaps {
         streaming: Some(true),
         reasoning: agent_can("reasoning"),
         tools: agent_can("tools"),
-        media: Some(false),
+        media: Some(true),
         search: Some(true),
         push: Some(PushKind::None),
         pickers: Some(true),

@@ -61,6 +61,15 @@ impl Session {
                 };
                 self.serve_search(frame, ctx);
             }
+            (
+                _,
+                body @ (AppBody::MediaUploadStart(_)
+                | AppBody::MediaUploadEnd(_)
+                | AppBody::MediaPull(_)),
+            ) => {
+                let frame = AppFrame { body, ..frame };
+                self.handle_media(frame, ctx);
+            }
             (_, AppBody::History(history)) => {
                 let frame = AppFrame {
                     body: AppBody::History(history),
