@@ -1,7 +1,6 @@
 //! Serving `history {before_message_id, limit}` straight from Redis: any gateway answers,
 //! no worker is involved.
 
-use actix::prelude::*;
 use actix_web_actors::ws;
 
 use iris_shared::history::{self, HistoryError};
@@ -38,39 +37,36 @@ impl Session {
                 history::page(&mut conn, &account, &chat_id, before.as_deref(), limit).await
             }
         };
-        ctx.wait(
-            read.into_actor(self)
-                .map(move |result, act, ctx| match result {
-                    Ok(page) => {
-                        let oldest = page.messages.first().and_then(|m| m.message_id.clone());
-                        let body = ServerBody::History(History {
-                            messages: Some(page.messages),
-                            has_more: Some(page.has_more),
-                            oldest_message_id: oldest,
-                        });
-                        let frame = match thread_parent {
-                            Some(parent) => ServerFrame::new(body)
-                                .with_chat(parent)
-                                .with_thread(chat_id),
-                            None => ServerFrame::new(body).with_chat(chat_id),
-                        };
-                        act.send(ctx, frame.with_id(id));
-                    }
-                    Err(HistoryError::UnknownMessage(message_id)) => {
-                        let message = format!("message {message_id:?} is not in this chat");
-                        act.send_error(ctx, id, ErrorCode::NotFound, message);
-                    }
-                    Err(HistoryError::Redis(err)) => {
-                        tracing::warn!(%err, "history read failed");
-                        act.send_error(
-                            ctx,
-                            id,
-                            ErrorCode::Internal,
-                            "history is not available; retry",
-                        );
-                    }
-                }),
-        );
+        self.serve_in_order(ctx, read, move |result, act, ctx| match result {
+            Ok(page) => {
+                let oldest = page.messages.first().and_then(|m| m.message_id.clone());
+                let body = ServerBody::History(History {
+                    messages: Some(page.messages),
+                    has_more: Some(page.has_more),
+                    oldest_message_id: oldest,
+                });
+                let frame = match thread_parent {
+                    Some(parent) => ServerFrame::new(body)
+                        .with_chat(parent)
+                        .with_thread(chat_id),
+                    None => ServerFrame::new(body).with_chat(chat_id),
+                };
+                act.send(ctx, frame.with_id(id));
+            }
+            Err(HistoryError::UnknownMessage(message_id)) => {
+                let message = format!("message {message_id:?} is not in this chat");
+                act.send_error(ctx, id, ErrorCode::NotFound, message);
+            }
+            Err(HistoryError::Redis(err)) => {
+                tracing::warn!(%err, "history read failed");
+                act.send_error(
+                    ctx,
+                    id,
+                    ErrorCode::Internal,
+                    "history is not available; retry",
+                );
+            }
+        });
     }
 }
 

@@ -84,6 +84,9 @@ pub struct Session {
     replay: Option<ReplayPurpose>,
     /// A sync's outbox window is being read.
     awaiting_window: bool,
+    /// A request's Redis work is in flight; later requests wait so they take effect in
+    /// the order sent.
+    serving: bool,
     /// Media uploads and pulls in progress.
     media: media::MediaTransfers,
 }
@@ -102,6 +105,7 @@ impl Session {
             cursor: None,
             replay: None,
             awaiting_window: false,
+            serving: false,
             media: media::MediaTransfers::default(),
         }
     }
@@ -156,7 +160,27 @@ impl Session {
 
     /// Whether requests must wait (pairing, sync window read or replay in progress).
     fn is_blocked(&self) -> bool {
-        matches!(self.phase, Phase::Pairing) || self.awaiting_window || self.replay.is_some()
+        matches!(self.phase, Phase::Pairing)
+            || self.awaiting_window
+            || self.serving
+            || self.replay.is_some()
+    }
+
+    /// Runs a request's Redis work before the next request is served (those wait in
+    /// `deferred`), then `finish` with its result. Requests of one device thus take effect
+    /// in the order sent, also when several deferred ones are served in one pass.
+    fn serve_in_order<R: 'static>(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        work: impl std::future::Future<Output = R> + 'static,
+        finish: impl FnOnce(R, &mut Self, &mut ws::WebsocketContext<Self>) + 'static,
+    ) {
+        self.serving = true;
+        ctx.wait(work.into_actor(self).map(move |result, act, ctx| {
+            act.serving = false;
+            finish(result, act, ctx);
+            act.drain_deferred(ctx);
+        }));
     }
 
     /// Handles deferred requests until one blocks the session again.

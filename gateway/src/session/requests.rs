@@ -1,7 +1,6 @@
 //! Serving one request: pairing, `ping`, `sync` here; chat work forwarded to the worker
 //! that owns the chat's partition; anything else answered with a clear error.
 
-use actix::prelude::*;
 use actix_web_actors::ws;
 
 use iris_shared::clock::now_ms;
@@ -147,28 +146,23 @@ impl Session {
                 .await
                 .map_err(|err| err.to_string())
         };
-        ctx.wait(
-            lookup
-                .into_actor(self)
-                .map(move |result, act, ctx| match result {
-                    Ok(Some(chat_id)) => act.forward_to_worker(frame.with_chat(chat_id), ctx),
-                    Ok(None) => {
-                        let message = format!(
-                            "picker {picker_id:?} is not open (answered already, or expired)"
-                        );
-                        act.send_error(ctx, frame.id, ErrorCode::NotFound, message);
-                    }
-                    Err(err) => {
-                        tracing::warn!(%err, "picker lookup failed");
-                        act.send_error(
-                            ctx,
-                            frame.id,
-                            ErrorCode::Internal,
-                            "request not accepted; retry",
-                        );
-                    }
-                }),
-        );
+        self.serve_in_order(ctx, lookup, move |result, act, ctx| match result {
+            Ok(Some(chat_id)) => act.forward_to_worker(frame.with_chat(chat_id), ctx),
+            Ok(None) => {
+                let message =
+                    format!("picker {picker_id:?} is not open (answered already, or expired)");
+                act.send_error(ctx, frame.id, ErrorCode::NotFound, message);
+            }
+            Err(err) => {
+                tracing::warn!(%err, "picker lookup failed");
+                act.send_error(
+                    ctx,
+                    frame.id,
+                    ErrorCode::Internal,
+                    "request not accepted; retry",
+                );
+            }
+        });
     }
 
     /// The chat a request is about. A thread may be named as `chat_id` itself or as
@@ -248,11 +242,11 @@ impl Session {
         };
         metrics::incr(&self.state.metrics.requests_forwarded_total);
         // `wait`, not `spawn`: requests of one device reach the stream in the order sent.
-        ctx.wait(enqueue.into_actor(self).map(move |result, act, ctx| {
+        self.serve_in_order(ctx, enqueue, move |result, act, ctx| {
             if let Err(err) = result {
                 tracing::warn!(%err, "cannot forward a request to the workers");
                 act.send_error(ctx, id, ErrorCode::Internal, "request not accepted; retry");
             }
-        }));
+        });
     }
 }

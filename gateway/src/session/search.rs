@@ -1,7 +1,6 @@
 //! Serving `search {query, scope, chat_id, thread_id}` from the account's search index:
 //! any gateway answers, no worker is involved.
 
-use actix::prelude::*;
 use actix_web_actors::ws;
 
 use iris_shared::protocol::{
@@ -58,43 +57,40 @@ impl Session {
                 .map_err(|e| e.to_string())
             }
         };
-        ctx.wait(
-            run.into_actor(self)
-                .map(move |result, act, ctx| match result {
-                    Ok(mut hits) => {
-                        // Thread messages are indexed under the thread; hits show them the way
-                        // frames do: the channel as `chat_id`, the thread as `thread_id`.
-                        for hit in &mut hits {
-                            let parent = hit
-                                .chat_id
-                                .as_ref()
-                                .and_then(|chat| threads.get(chat))
-                                .cloned()
-                                .flatten();
-                            if let Some(parent) = parent {
-                                hit.thread_id = hit.chat_id.replace(parent);
-                            }
-                        }
-                        let results = SearchResults {
-                            query: Some(query),
-                            scope: Some(scope),
-                            hits: Some(hits),
-                        };
-                        act.send(
-                            ctx,
-                            ServerFrame::new(ServerBody::SearchResults(results)).with_id(id),
-                        );
+        self.serve_in_order(ctx, run, move |result, act, ctx| match result {
+            Ok(mut hits) => {
+                // Thread messages are indexed under the thread; hits show them the way
+                // frames do: the channel as `chat_id`, the thread as `thread_id`.
+                for hit in &mut hits {
+                    let parent = hit
+                        .chat_id
+                        .as_ref()
+                        .and_then(|chat| threads.get(chat))
+                        .cloned()
+                        .flatten();
+                    if let Some(parent) = parent {
+                        hit.thread_id = hit.chat_id.replace(parent);
                     }
-                    Err(err) => {
-                        tracing::warn!(%err, "search failed");
-                        act.send_error(
-                            ctx,
-                            id,
-                            ErrorCode::Internal,
-                            "search is not available; retry",
-                        );
-                    }
-                }),
-        );
+                }
+                let results = SearchResults {
+                    query: Some(query),
+                    scope: Some(scope),
+                    hits: Some(hits),
+                };
+                act.send(
+                    ctx,
+                    ServerFrame::new(ServerBody::SearchResults(results)).with_id(id),
+                );
+            }
+            Err(err) => {
+                tracing::warn!(%err, "search failed");
+                act.send_error(
+                    ctx,
+                    id,
+                    ErrorCode::Internal,
+                    "search is not available; retry",
+                );
+            }
+        });
     }
 }
