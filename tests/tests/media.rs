@@ -761,3 +761,59 @@ async fn a_large_transfer_does_not_grow_gateway_memory_by_its_size() {
         "RSS grew from {before_pull} to {pull_peak} KiB during a {LARGE_ITEM_BYTES}-byte pull"
     );
 }
+
+/// Proves that `message.send {media_refs}` attaches uploaded media to the user's message:
+/// every device of the account sees it as `media` on the message (by its upload's
+/// `media_ref` or by its `media_id`), and a ref that names no media of the account is
+/// `not_found`.
+#[tokio::test]
+async fn media_sent_with_a_message_appears_on_every_device() {
+    let media = MediaDir::new("media-on-messages");
+    let spec = ClusterSpec::default()
+        .gateways(2)
+        .gateway_env("IRIS_MEDIA_STORE", &media.url())
+        .worker_env("IRIS_ECHO_DELAY_MS", "0");
+    let cluster = Cluster::start("media-on-messages", spec).await;
+    let token = cluster.create_token("sam");
+    let mut phone = cluster.connect(0, "phone").await;
+    let mut tablet = cluster.connect(1, "tablet").await;
+    phone.pair(&token, "phone-1").await;
+    tablet.pair(&token, "tablet-1").await;
+
+    let photo = test_bytes(200_000, 7);
+    let offer = upload(&mut phone, "holiday-photo", "image", "image/jpeg", &photo).await;
+    let media_id = offered_media_id(&offer, "image", "image/jpeg", &photo);
+
+    let id = phone
+        .request(
+            "message.send",
+            Some("android:default"),
+            json!({ "text": "look at this", "media_refs": ["holiday-photo"] }),
+        )
+        .await;
+    for (device, client) in [("phone", &mut phone), ("tablet", &mut tablet)] {
+        let turn = client.collect_turn().await;
+        let message = turn
+            .iter()
+            .find(|f| type_of(f) == "message" && payload_str(f, "text") == Some("look at this"))
+            .unwrap_or_else(|| panic!("[{device}] no user message: {turn:#?}"));
+        assert_eq!(
+            message["payload"]["media"][0]["media_id"],
+            json!(media_id),
+            "[{device}] {message}"
+        );
+        assert_eq!(message["payload"]["media"][0]["kind"], "image");
+        if device == "phone" {
+            assert_eq!(id_of(message), Some(id));
+        }
+    }
+
+    phone
+        .request(
+            "message.send",
+            None,
+            json!({ "text": "and this", "media_refs": ["never-uploaded"] }),
+        )
+        .await;
+    expect_error(&mut phone, "not_found").await;
+}

@@ -12,9 +12,10 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 
 use iris_shared::clock::now_ms;
+use iris_shared::media::record as media_record;
 use iris_shared::partition::Partition;
 use iris_shared::protocol::{
-    AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MessagePayload, MessageStart,
+    AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MediaRef, MessagePayload, MessageStart,
     MessageStop, Role, ServerBody, ServerFrame,
 };
 
@@ -40,6 +41,8 @@ pub struct TurnRequest {
     pub request_id: Option<u64>,
     /// The user's text.
     pub text: String,
+    /// Media attached to the message (ids of the account's uploaded media).
+    pub media_ids: Vec<String>,
     /// When the gateway received it.
     pub received_ms: u64,
 }
@@ -160,10 +163,12 @@ pub async fn run_turn(
         request.partition,
         request.entry_id.clone(),
     );
+    let media = attached_media(&deps, &scope.account, &request.media_ids).await?;
     let user_message = MessagePayload {
         message_id: Some(request.user_message_id()),
         role: Some(Role::User),
         text: Some(request.text.clone()),
+        media: Some(media).filter(|media| !media.is_empty()),
         ts: Some(request.received_ms),
         ..Default::default()
     };
@@ -225,6 +230,26 @@ pub async fn run_turn(
         &control,
     )
     .await
+}
+
+/// The media records of the attached media ids (ids without a record are left out: the
+/// gateway checked them, so only an expired record can be missing).
+async fn attached_media(
+    deps: &TurnDeps,
+    account: &str,
+    media_ids: &[String],
+) -> Result<Vec<MediaRef>, PublishError> {
+    if media_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conn = deps.redis.get().await?;
+    let mut media = Vec::with_capacity(media_ids.len());
+    for media_id in media_ids {
+        if let Some(record) = media_record::load(&mut conn, account, media_id).await? {
+            media.push(record.to_media_ref());
+        }
+    }
+    Ok(media)
 }
 
 /// Reads what the upstream needs: the conversation so far and the chat's model.

@@ -6,6 +6,7 @@ use actix_web_actors::ws;
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
 use iris_shared::keys::AccountKeys;
+use iris_shared::media::record;
 use iris_shared::protocol::{
     AppBody, AppFrame, ErrorCode, Pong, ServerBody, ServerFrame, DEFAULT_CHAT_ID,
 };
@@ -218,35 +219,77 @@ impl Session {
                 return;
             }
         }
-        let request = InboundRequest {
+        let media_refs = match &frame.body {
+            AppBody::MessageSend(send) => send.media_refs.clone().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let mut request = InboundRequest {
             account: device.account.clone(),
             device_id: device.device_id.clone(),
             chat_id: chat_id.clone(),
-            frame_json: AppFrame {
-                chat_id: Some(chat_id),
-                thread_id: None,
-                ..frame
-            }
-            .to_json(),
+            frame_json: String::new(),
             gateway: self.state.node_id.to_string(),
             received_ms: now_ms(),
+        };
+        let mut frame = AppFrame {
+            chat_id: Some(chat_id),
+            thread_id: None,
+            ..frame
         };
         let redis = self.state.redis.clone();
         let partitions = self.state.partitions;
         let enqueue = async move {
-            let mut conn = redis.get().await.map_err(|err| err.to_string())?;
+            let mut conn = redis.get().await.map_err(|err| Refused::Backend(err.to_string()))?;
+            if let AppBody::MessageSend(send) = &mut frame.body {
+                if !media_refs.is_empty() {
+                    let ids = resolve_media(&mut conn, &request.account, &media_refs).await?;
+                    send.media_refs = Some(ids);
+                }
+            }
+            request.frame_json = frame.to_json();
             request
                 .enqueue(&mut conn, partitions)
                 .await
-                .map_err(|err| err.to_string())
+                .map_err(|err| Refused::Backend(err.to_string()))
         };
         metrics::incr(&self.state.metrics.requests_forwarded_total);
-        // `wait`, not `spawn`: requests of one device reach the stream in the order sent.
-        self.serve_in_order(ctx, enqueue, move |result, act, ctx| {
-            if let Err(err) = result {
+        self.serve_in_order(ctx, enqueue, move |result, act, ctx| match result {
+            Ok(_) => {}
+            Err(Refused::UnknownMedia(media_ref)) => {
+                let message = format!("no uploaded media {media_ref:?} in this account");
+                act.send_error(ctx, id, ErrorCode::NotFound, message);
+            }
+            Err(Refused::Backend(err)) => {
                 tracing::warn!(%err, "cannot forward a request to the workers");
                 act.send_error(ctx, id, ErrorCode::Internal, "request not accepted; retry");
             }
         });
     }
+}
+
+/// Why a request was not forwarded.
+enum Refused {
+    /// A `media_refs` entry names no media of the account.
+    UnknownMedia(String),
+    /// Redis failed.
+    Backend(String),
+}
+
+/// The media ids that `media_refs` name: each entry is a media id of the account, or the
+/// `media_ref` of one of its recent uploads.
+async fn resolve_media(
+    conn: &mut deadpool_redis::Connection,
+    account: &str,
+    media_refs: &[String],
+) -> Result<Vec<String>, Refused> {
+    let backend = |err: redis::RedisError| Refused::Backend(err.to_string());
+    let mut ids = Vec::with_capacity(media_refs.len());
+    for media_ref in media_refs {
+        let id = match record::load(conn, account, media_ref).await.map_err(backend)? {
+            Some(_) => Some(media_ref.clone()),
+            None => record::resolve_ref(conn, account, media_ref).await.map_err(backend)?,
+        };
+        ids.push(id.ok_or_else(|| Refused::UnknownMedia(media_ref.clone()))?);
+    }
+    Ok(ids)
 }

@@ -104,6 +104,7 @@ impl ChatActor {
                             device_id: request.device_id.clone(),
                             request_id: None,
                             text,
+                            media_ids: Vec::new(),
                             received_ms: now_ms(),
                         };
                         act.queue.push_back((turn, entry));

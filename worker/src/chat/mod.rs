@@ -115,11 +115,14 @@ impl ChatActor {
         match frame.body {
             AppBody::MessageSend(ref send) => {
                 let text = send.text.clone().unwrap_or_default();
+                let media_ids = send.media_refs.clone().unwrap_or_default();
                 match crate::commands::parse(&text) {
                     Some(invocation) => {
                         self.run_command(entry, &request, frame.id, text, invocation, ctx)
                     }
-                    None => self.queue_turn(&entry, &request, frame.id, text, ctx),
+                    None => {
+                        self.queue_turn(&entry, &request, frame.id, text, media_ids, ctx)
+                    }
                 }
             }
             body @ (AppBody::ChannelCreate(_)
@@ -162,6 +165,7 @@ impl ChatActor {
         request: &InboundRequest,
         request_id: Option<u64>,
         text: String,
+        media_ids: Vec<String>,
         ctx: &mut Context<Self>,
     ) {
         let turn = TurnRequest {
@@ -170,6 +174,7 @@ impl ChatActor {
             device_id: request.device_id.clone(),
             request_id,
             text,
+            media_ids,
             received_ms: request.received_ms,
         };
         self.queue.push_back((turn, entry.clone()));
@@ -264,7 +269,7 @@ impl ChatActor {
             return;
         }
         let Some(run) = self.running.as_ref().and_then(|r| r.control.run_control()) else {
-            self.queue_turn(&entry, request, request_id, text, ctx);
+            self.queue_turn(&entry, request, request_id, text, Vec::new(), ctx);
             return;
         };
         let steer = {
@@ -282,6 +287,7 @@ impl ChatActor {
                         device_id: request.device_id.clone(),
                         request_id: None,
                         text,
+                        media_ids: Vec::new(),
                         received_ms: request.received_ms,
                     };
                     act.queue.push_back((queued, entry));
