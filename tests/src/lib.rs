@@ -8,6 +8,7 @@
 //! - [`resp`]: one Redis command over a raw TCP connection.
 //! - [`redis_server`]: a private `redis-server` per test.
 //! - [`http_probe`]: a minimal HTTP GET for `/readyz`, `/healthz` and `/metrics`.
+//! - [`fake_llm`]: the scripted OpenAI-compatible LLM on its own, for the `openai` upstream.
 //! - [`hermes_upstream`]: a real Hermes Agent API server with a scripted fake LLM behind it.
 //! - [`cluster_spec`]: what a test's cluster consists of, and node names.
 //! - [`cluster`]: Redis plus gateway and worker processes, and operator actions on them.
@@ -22,6 +23,7 @@ pub mod client;
 pub mod cluster;
 pub mod cluster_spec;
 pub mod contract;
+pub mod fake_llm;
 pub mod frames;
 pub mod hermes_upstream;
 pub mod http_probe;

@@ -42,6 +42,11 @@ pub struct WorkerArgs {
     #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(500..))]
     pub lease_ttl_ms: u64,
 
+    /// Where uploaded media is stored (the gateways' `IRIS_MEDIA_STORE`): `file:///dir` or
+    /// `s3://bucket/prefix`; images attached to messages are read from it for the agent.
+    #[arg(long, env = "IRIS_MEDIA_STORE")]
+    pub media_store: Option<String>,
+
     /// A chat actor with no work for this long stops (s).
     #[arg(long, env = "IRIS_CHAT_IDLE_SECS", default_value_t = 60)]
     pub chat_idle_secs: u64,

@@ -34,6 +34,7 @@ use clap::Parser;
 use tokio::sync::watch;
 
 use iris_shared::config::ClusterArgs;
+use iris_shared::media::store::MediaStore;
 use iris_shared::{redis_conn, telemetry};
 
 use crate::agent::{Agent, AgentCaps, EchoAgent, HermesAgent, OpenAiAgent, UpstreamConfig};
@@ -109,6 +110,10 @@ fn main() -> anyhow::Result<()> {
     actix::System::new().block_on(async move {
         let agent = build_agent(&cli.worker).await?;
         let redis = redis_conn::pool(&cli.cluster.redis_url)?;
+        let media = Arc::new(
+            MediaStore::open(cli.worker.media_store.as_deref())
+                .context("cannot open IRIS_MEDIA_STORE")?,
+        );
         announce_agent(&redis, &agent_name, agent.caps()).await?;
         let publisher = Publisher::new(redis.clone());
         let deps_redis = redis.clone();
@@ -119,6 +124,7 @@ fn main() -> anyhow::Result<()> {
                     publisher: publisher.clone(),
                     agent: agent.clone(),
                     agent_name: agent_name.clone(),
+                    media: media.clone(),
                 },
                 directory: directory.clone().recipient(),
                 fenced: directory.clone().recipient(),

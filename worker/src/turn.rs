@@ -13,13 +13,14 @@ use tokio::sync::watch;
 
 use iris_shared::clock::now_ms;
 use iris_shared::media::record as media_record;
+use iris_shared::media::store::MediaStore;
 use iris_shared::partition::Partition;
 use iris_shared::protocol::{
-    AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MediaRef, MessagePayload, MessageStart,
+    AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MediaKind, MediaRef, MessagePayload, MessageStart,
     MessageStop, Role, ServerBody, ServerFrame,
 };
 
-use crate::agent::{Agent, AgentEvent, RunControl, TurnInput};
+use crate::agent::{Agent, AgentEvent, ImageInput, RunControl, TurnInput};
 use crate::conversation::{self, CONVERSATION_LIMIT};
 use crate::publisher::{ChatScope, Outgoing, PublishError, Publisher};
 use crate::turn_events::TurnState;
@@ -132,6 +133,8 @@ pub struct TurnDeps {
     pub agent: Arc<dyn Agent>,
     /// Name of the upstream agent kind (`echo`, `hermes`, `openai`), shown to users.
     pub agent_name: String,
+    /// The media store, to show attached images to the agent.
+    pub media: Arc<MediaStore>,
 }
 
 /// How the upstream's part of the turn ended.
@@ -252,6 +255,56 @@ async fn attached_media(
     Ok(media)
 }
 
+/// Most images shown to the agent with one message.
+const MAX_IMAGES: usize = 4;
+/// Largest image shown to the agent; bigger ones stay on the message only.
+const MAX_IMAGE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The attached images the agent is shown (read whole: they are bounded by
+/// [`MAX_IMAGE_BYTES`]). An image that cannot be read is left out with a log line: the
+/// turn goes on with the text.
+async fn attached_images(
+    deps: &TurnDeps,
+    conn: &mut deadpool_redis::Connection,
+    account: &str,
+    media_ids: &[String],
+) -> Vec<ImageInput> {
+    let mut images = Vec::new();
+    for media_id in media_ids {
+        if images.len() == MAX_IMAGES {
+            break;
+        }
+        let Ok(Some(record)) = media_record::load(conn, account, media_id).await else {
+            continue;
+        };
+        if record.kind != MediaKind::Image || record.size > MAX_IMAGE_BYTES {
+            continue;
+        }
+        match read_whole(&deps.media, account, media_id).await {
+            Ok(data) => images.push(ImageInput {
+                mime: record.mime.clone(),
+                data,
+                filename: record.filename.clone(),
+            }),
+            Err(err) => tracing::warn!(%err, media_id, "attached image not readable"),
+        }
+    }
+    images
+}
+
+async fn read_whole(
+    store: &MediaStore,
+    account: &str,
+    media_id: &str,
+) -> Result<Vec<u8>, iris_shared::media::store::MediaStoreError> {
+    let mut pieces = store.read(account, media_id).await?;
+    let mut data = Vec::new();
+    while let Some(piece) = pieces.next().await {
+        data.extend_from_slice(&piece?);
+    }
+    Ok(data)
+}
+
 /// Reads what the upstream needs: the conversation so far and the chat's model.
 async fn turn_input(
     deps: &TurnDeps,
@@ -275,6 +328,7 @@ async fn turn_input(
         history: conversation::as_conversation(&entries, &own),
         model: settings.model.or_else(|| deps.agent.default_model()),
         session_id: format!("iris-{}-{}", scope.account, scope.chat_id),
+        images: attached_images(deps, &mut conn, &scope.account, &request.media_ids).await,
     };
     Ok((input, settings.show_reasoning))
 }

@@ -40,6 +40,29 @@ pub struct TurnInput {
     pub model: Option<String>,
     /// A stable id of the chat, for upstreams that group runs into sessions.
     pub session_id: String,
+    /// Images attached to the user's message, for upstreams that can see them.
+    pub images: Vec<ImageInput>,
+}
+
+/// An image attached to the user's message.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ImageInput {
+    /// Its MIME type, e.g. `image/png`.
+    pub mime: String,
+    /// Its bytes.
+    pub data: Vec<u8>,
+    /// Its file name, if the device gave one.
+    pub filename: Option<String>,
+}
+
+impl std::fmt::Debug for ImageInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageInput")
+            .field("mime", &self.mime)
+            .field("bytes", &self.data.len())
+            .field("filename", &self.filename)
+            .finish()
+    }
 }
 
 /// What the upstream agent did, in order.

@@ -147,7 +147,7 @@ impl RunReader {
             .map(|message| json!({"role": message.role, "content": message.content}))
             .collect();
         let mut body = json!({
-            "input": self.input.text,
+            "input": text_with_image_note(&self.input),
             "conversation_history": history,
             "session_id": self.input.session_id,
         });
@@ -309,4 +309,23 @@ impl RunReader {
             Err(err) => tracing::debug!(run_id, %err, "could not stop an abandoned Hermes run"),
         }
     }
+}
+
+/// The runs API takes text only: attached images are named in the text so the agent knows
+/// they exist (devices still see them on the message).
+fn text_with_image_note(input: &TurnInput) -> String {
+    if input.images.is_empty() {
+        return input.text.clone();
+    }
+    let names: Vec<String> = input
+        .images
+        .iter()
+        .map(|image| image.filename.clone().unwrap_or_else(|| image.mime.clone()))
+        .collect();
+    format!(
+        "{}\n\n[The user attached {} image(s): {}. This connection passes text only.]",
+        input.text,
+        names.len(),
+        names.join(", ")
+    )
 }
