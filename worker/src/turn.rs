@@ -16,8 +16,8 @@ use iris_shared::media::record as media_record;
 use iris_shared::media::store::MediaStore;
 use iris_shared::partition::Partition;
 use iris_shared::protocol::{
-    AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MediaKind, MediaRef, MessagePayload, MessageStart,
-    MessageStop, Role, ServerBody, ServerFrame,
+    AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MediaKind, MediaRef, MessagePayload,
+    MessageStart, MessageStop, Role, ServerBody, ServerFrame,
 };
 
 use crate::agent::{Agent, AgentEvent, ImageInput, RunControl, TurnInput};

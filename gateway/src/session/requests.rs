@@ -239,7 +239,10 @@ impl Session {
         let redis = self.state.redis.clone();
         let partitions = self.state.partitions;
         let enqueue = async move {
-            let mut conn = redis.get().await.map_err(|err| Refused::Backend(err.to_string()))?;
+            let mut conn = redis
+                .get()
+                .await
+                .map_err(|err| Refused::Backend(err.to_string()))?;
             if let AppBody::MessageSend(send) = &mut frame.body {
                 if !media_refs.is_empty() {
                     let ids = resolve_media(&mut conn, &request.account, &media_refs).await?;
@@ -285,9 +288,14 @@ async fn resolve_media(
     let backend = |err: redis::RedisError| Refused::Backend(err.to_string());
     let mut ids = Vec::with_capacity(media_refs.len());
     for media_ref in media_refs {
-        let id = match record::load(conn, account, media_ref).await.map_err(backend)? {
+        let id = match record::load(conn, account, media_ref)
+            .await
+            .map_err(backend)?
+        {
             Some(_) => Some(media_ref.clone()),
-            None => record::resolve_ref(conn, account, media_ref).await.map_err(backend)?,
+            None => record::resolve_ref(conn, account, media_ref)
+                .await
+                .map_err(backend)?,
         };
         ids.push(id.ok_or_else(|| Refused::UnknownMedia(media_ref.clone()))?);
     }

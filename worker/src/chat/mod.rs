@@ -120,9 +120,7 @@ impl ChatActor {
                     Some(invocation) => {
                         self.run_command(entry, &request, frame.id, text, invocation, ctx)
                     }
-                    None => {
-                        self.queue_turn(&entry, &request, frame.id, text, media_ids, ctx)
-                    }
+                    None => self.queue_turn(&entry, &request, frame.id, text, media_ids, ctx),
                 }
             }
             body @ (AppBody::ChannelCreate(_)

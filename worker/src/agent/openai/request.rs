@@ -109,7 +109,10 @@ mod tests {
         let body = serde_json::to_value(ChatRequest::new(Some("m"), &input)).unwrap();
         assert_eq!(body["messages"][0]["content"], "hi");
         let parts = &body["messages"][1]["content"];
-        assert_eq!(parts[0], serde_json::json!({ "type": "text", "text": "what is this?" }));
+        assert_eq!(
+            parts[0],
+            serde_json::json!({ "type": "text", "text": "what is this?" })
+        );
         assert_eq!(parts[1]["type"], "image_url");
         assert_eq!(parts[1]["image_url"]["url"], "data:image/png;base64,AQID");
     }
