@@ -79,6 +79,7 @@ pub async fn page<C: ConnectionLike + Send>(
                 model: message.model,
                 tokens: message.tokens,
                 ts: message.ts,
+                media: message.media,
             })
         })
         .collect();

@@ -292,6 +292,7 @@ fn example_server_bodies() -> Vec<ServerBody> {
                 model: text("claude-sonnet"),
                 tokens: Some(12),
                 ts: Some(1_759_999_999_000),
+                ..Default::default()
             }]),
             has_more: Some(true),
             oldest_message_id: text("msg_1"),

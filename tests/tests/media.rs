@@ -763,9 +763,10 @@ async fn a_large_transfer_does_not_grow_gateway_memory_by_its_size() {
 }
 
 /// Proves that `message.send {media_refs}` attaches uploaded media to the user's message:
-/// every device of the account sees it as `media` on the message (by its upload's
-/// `media_ref` or by its `media_id`), and a ref that names no media of the account is
-/// `not_found`.
+/// every device of the account sees it as `media` on the message, media the agent
+/// produces (the echo agent offers the attachment back) reaches every device as
+/// `media.offer` and stays on the answer in history, and a ref that names no media of the
+/// account is `not_found`.
 #[tokio::test]
 async fn media_sent_with_a_message_appears_on_every_device() {
     let media = MediaDir::new("media-on-messages");
@@ -806,7 +807,18 @@ async fn media_sent_with_a_message_appears_on_every_device() {
         if device == "phone" {
             assert_eq!(id_of(message), Some(id));
         }
+        let offer = turn
+            .iter()
+            .find(|f| type_of(f) == "media.offer")
+            .unwrap_or_else(|| panic!("[{device}] the echo agent offered no media: {turn:#?}"));
+        assert_eq!(payload_str(offer, "media_id"), Some(media_id.as_str()));
     }
+
+    phone.request("history", None, json!({ "limit": 2 })).await;
+    let history = phone.recv_until("history").await.pop().unwrap();
+    let answer = &history["payload"]["messages"][1];
+    assert_eq!(answer["role"], "assistant", "{history}");
+    assert_eq!(answer["media"][0]["media_id"], json!(media_id), "{history}");
 
     phone
         .request(

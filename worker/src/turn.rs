@@ -329,6 +329,7 @@ async fn turn_input(
         model: settings.model.or_else(|| deps.agent.default_model()),
         session_id: format!("iris-{}-{}", scope.account, scope.chat_id),
         images: attached_images(deps, &mut conn, &scope.account, &request.media_ids).await,
+        media_ids: request.media_ids.clone(),
     };
     Ok((input, settings.show_reasoning))
 }
@@ -368,6 +369,7 @@ async fn finish_turn(
     let answer = MessagePayload {
         message_id: Some(state.message_id().to_owned()),
         role: Some(Role::Assistant),
+        media: Some(state.media().to_vec()).filter(|media| !media.is_empty()),
         text: Some(text),
         reasoning,
         model,

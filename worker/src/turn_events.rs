@@ -7,8 +7,9 @@ use deadpool_redis::Pool;
 
 use iris_shared::clock::now_ms;
 use iris_shared::keys::AccountKeys;
+use iris_shared::media::record as media_record;
 use iris_shared::protocol::{
-    AgentBusy, BusyReason, Commentary, MessageUpdate, Notification, NotificationKind,
+    AgentBusy, BusyReason, Commentary, MediaRef, MessageUpdate, Notification, NotificationKind,
     PickerApproval, ServerBody, ServerFrame, ToolEnd, ToolProgress, ToolStart,
 };
 
@@ -43,6 +44,8 @@ pub struct TurnState {
     commentaries: u32,
     /// Approvals asked this turn.
     approvals_asked: u32,
+    /// Media the agent produced this turn.
+    media: Vec<MediaRef>,
 }
 
 impl TurnState {
@@ -57,6 +60,7 @@ impl TurnState {
             open_tools: Vec::new(),
             commentaries: 0,
             approvals_asked: 0,
+            media: Vec::new(),
         }
     }
 
@@ -74,6 +78,11 @@ impl TurnState {
     /// The reasoning so far.
     pub fn reasoning(&self) -> &str {
         &self.reasoning
+    }
+
+    /// Media the agent produced, for the answer's history entry.
+    pub fn media(&self) -> &[MediaRef] {
+        &self.media
     }
 
     /// Writes the frames for one event; returns the ending when the upstream finished.
@@ -156,6 +165,18 @@ impl TurnState {
                     write_resolution(writer, &picker_id, &choice, approval).await?;
                 }
                 write_busy(writer, BusyReason::Processing).await?;
+            }
+            AgentEvent::MediaProduced { media_id } => {
+                let mut conn = redis.get().await?;
+                let account = writer.scope().account.clone();
+                match media_record::load(&mut conn, &account, &media_id).await? {
+                    Some(record) => {
+                        let offered = record.to_media_ref();
+                        writer.live(ServerBody::MediaOffer(offered.clone())).await?;
+                        self.media.push(offered);
+                    }
+                    None => tracing::warn!(media_id, "the agent offered media that is not stored"),
+                }
             }
             AgentEvent::Done { model, tokens } => return Ok(Some(Ending::Done { model, tokens })),
             AgentEvent::Failed(reason) => return Ok(Some(Ending::Failed(reason))),

@@ -1,7 +1,8 @@
 //! The built-in echo agent: answers a text T by streaming "echo: T" in chunks, so the
 //! whole cluster can be tried and tested without an LLM. A text starting with
 //! [`FAIL_PREFIX`] makes the turn fail the way an upstream failure does, so the app's
-//! error path can be tried too.
+//! error path can be tried too. Media attached to the message comes back as the agent's
+//! own media, so the whole media path can be tried without an LLM as well.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,9 +80,24 @@ impl Agent for EchoAgent {
                 tokens: Some(deltas.len() as u64),
             },
         };
-        let deltas = match ending {
-            AgentEvent::Failed(_) => deltas.into_iter().take(1).collect(),
-            _ => deltas,
+        let deltas: Vec<AgentEvent> = match ending {
+            AgentEvent::Failed(_) => deltas
+                .into_iter()
+                .take(1)
+                .map(AgentEvent::TextDelta)
+                .collect(),
+            _ => deltas
+                .into_iter()
+                .map(AgentEvent::TextDelta)
+                .chain(
+                    input
+                        .media_ids
+                        .iter()
+                        .map(|media_id| AgentEvent::MediaProduced {
+                            media_id: media_id.clone(),
+                        }),
+                )
+                .collect(),
         };
         let events = stream::unfold(
             (deltas.into_iter(), Some(ending)),
@@ -97,7 +113,7 @@ impl Agent for EchoAgent {
                         return Some((AgentEvent::Cancelled, (deltas, None)));
                     }
                     match deltas.next() {
-                        Some(delta) => Some((AgentEvent::TextDelta(delta), (deltas, Some(ending)))),
+                        Some(event) => Some((event, (deltas, Some(ending)))),
                         None => Some((ending, (deltas, None))),
                     }
                 }

@@ -42,6 +42,8 @@ pub struct TurnInput {
     pub session_id: String,
     /// Images attached to the user's message, for upstreams that can see them.
     pub images: Vec<ImageInput>,
+    /// Ids of all media attached to the user's message.
+    pub media_ids: Vec<String>,
 }
 
 /// An image attached to the user's message.
@@ -114,6 +116,12 @@ pub enum AgentEvent {
     ApprovalResolved {
         /// The choice taken.
         choice: String,
+    },
+    /// The agent produced media, already stored for the account under this id; devices
+    /// get a `media.offer` and the answer carries it.
+    MediaProduced {
+        /// The stored media's id.
+        media_id: String,
     },
     /// The turn finished.
     Done {

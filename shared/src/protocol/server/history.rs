@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::MediaRef;
+
 use crate::protocol::enums::Role;
 
 /// Payload of `history`: a page of messages, oldest to newest.
@@ -42,4 +44,7 @@ pub struct HistoryMessage {
     /// When it was written, epoch milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ts: Option<u64>,
+    /// Extension to the contract: media attached to the message (as on `message`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<Vec<MediaRef>>,
 }
