@@ -8,6 +8,7 @@
 //! - `directory`: the actor that starts, routes to and retires chat actors.
 //! - `chat`: the chat actor, one per active chat.
 //! - `turn`: one agent turn as protocol frames, written exactly once.
+//! - `pickers`: open pickers any device can answer.
 //! - `publisher`: outbox append plus live delivery of one frame.
 //! - `agent`: the upstream agent interface and its implementations.
 
@@ -19,6 +20,7 @@ mod conversation;
 mod directory;
 mod inbox;
 mod lease_keeper;
+mod pickers;
 mod publisher;
 mod turn;
 mod turn_events;

@@ -6,7 +6,6 @@
 use deadpool_redis::Pool;
 
 use iris_shared::clock::now_ms;
-use iris_shared::keys::AccountKeys;
 use iris_shared::media::record as media_record;
 use iris_shared::protocol::{
     AgentBusy, BusyReason, Commentary, MediaRef, MessageUpdate, Notification, NotificationKind,
@@ -14,6 +13,7 @@ use iris_shared::protocol::{
 };
 
 use crate::agent::AgentEvent;
+use crate::pickers::{self, PickerKind};
 use crate::publisher::{Outgoing, PublishError};
 use crate::turn::{Ending, OpenApproval, TurnControl, TurnRequest};
 use crate::turn_writer::TurnWriter;
@@ -314,20 +314,16 @@ async fn remember_picker(
     picker_id: &str,
 ) -> Result<(), PublishError> {
     let mut conn = redis.get().await?;
-    let key = AccountKeys::new(account).picker(picker_id);
-    redis::pipe()
-        .cmd("HSET")
-        .arg(&key)
-        .arg("chat_id")
-        .arg(chat_id)
-        .arg("kind")
-        .arg("approval")
-        .ignore()
-        .cmd("EXPIRE")
-        .arg(&key)
-        .arg(PICKER_TTL_SECS)
-        .ignore()
-        .query_async::<()>(&mut conn)
-        .await?;
+    let kind = PickerKind::Approval;
+    pickers::open(
+        &mut conn,
+        account,
+        chat_id,
+        picker_id,
+        kind,
+        &[],
+        PICKER_TTL_SECS,
+    )
+    .await?;
     Ok(())
 }

@@ -16,6 +16,7 @@ use iris_shared::protocol::{
 use super::ChatActor;
 use crate::commands::{self, Invocation};
 use crate::conversation::{self, CONTEXT_FROM, MODEL, REASONING};
+use crate::pickers::{self, PickerKind};
 use crate::publisher::{Outgoing, PublishError};
 use crate::turn::{PendingAnswer, TurnDeps, TurnRequest};
 use crate::turn_writer::TurnWriter;
@@ -26,8 +27,8 @@ pub const MODEL_PICKER_PREFIX: &str = "model-";
 pub const CONFIRM_PICKER_PREFIX: &str = "confirm-";
 /// Arguments that confirm a destructive command without asking (`/new yes`).
 const CONFIRMATIONS: &[&str] = &["yes", "y", "confirm", "ok", "true"];
-/// How long a model picker stays answerable.
-const MODEL_PICKER_TTL_SECS: u64 = 3600;
+/// How long a model or confirmation picker stays answerable.
+const PICKER_TTL_SECS: u64 = 3600;
 
 /// What a command does after it has answered.
 enum FollowUp {
@@ -272,29 +273,13 @@ impl ChatActor {
             writer.fixed(0, outgoing).await?;
             Ok::<_, PublishError>(None)
         };
-        let request = request.clone();
-        ctx.spawn(
-            work.into_actor(self)
-                .map(move |result, act, ctx| match result {
-                    Ok(None) => act.acknowledge(vec![entry], ctx),
-                    Ok(Some(picker_id)) => {
-                        let message = format!(
-                            "picker {picker_id:?} is not open (answered already, or expired)"
-                        );
-                        act.reject_request(
-                            entry,
-                            &request,
-                            request_id,
-                            ErrorCode::NotFound,
-                            message,
-                            ctx,
-                        );
-                    }
-                    Err(PublishError::Fenced) => act.fenced_off(ctx),
-                    Err(PublishError::Redis(err)) => {
-                        tracing::warn!(%err, "model choice not stored")
-                    }
-                }),
+        self.finish_picker_answer(
+            entry,
+            request,
+            request_id,
+            work,
+            "model choice not stored",
+            ctx,
         );
     }
 }
@@ -362,6 +347,29 @@ impl ChatActor {
             }
             Ok::<_, PublishError>(None)
         };
+        self.finish_picker_answer(
+            entry,
+            request,
+            request_id,
+            work,
+            "confirmation not handled",
+            ctx,
+        );
+    }
+}
+
+impl ChatActor {
+    /// Ends the handling of a `picker.select`: acknowledged once answered, or answered with
+    /// `not_found` when the picker was no longer open (`work` returns its id then).
+    fn finish_picker_answer(
+        &mut self,
+        entry: InboundEntry,
+        request: &InboundRequest,
+        request_id: Option<u64>,
+        work: impl std::future::Future<Output = Result<Option<String>, PublishError>> + 'static,
+        what: &'static str,
+        ctx: &mut Context<Self>,
+    ) {
         let request = request.clone();
         ctx.spawn(
             work.into_actor(self)
@@ -381,9 +389,7 @@ impl ChatActor {
                         );
                     }
                     Err(PublishError::Fenced) => act.fenced_off(ctx),
-                    Err(PublishError::Redis(err)) => {
-                        tracing::warn!(%err, "confirmation not handled")
-                    }
+                    Err(PublishError::Redis(err)) => tracing::warn!(%err, "{what}"),
                 }),
         );
     }
@@ -493,23 +499,17 @@ async fn confirm_picker(
     action: &str,
 ) -> Result<Reply, PublishError> {
     let picker_id = format!("{CONFIRM_PICKER_PREFIX}{action}-{}", now_ms());
-    let key = AccountKeys::new(account).picker(&picker_id);
-    redis::pipe()
-        .cmd("HSET")
-        .arg(&key)
-        .arg("chat_id")
-        .arg(chat_id)
-        .arg("kind")
-        .arg("confirm")
-        .arg("action")
-        .arg(action)
-        .ignore()
-        .cmd("EXPIRE")
-        .arg(&key)
-        .arg(MODEL_PICKER_TTL_SECS)
-        .ignore()
-        .query_async::<()>(conn)
-        .await?;
+    let extra = [("action", action)];
+    pickers::open(
+        conn,
+        account,
+        chat_id,
+        &picker_id,
+        PickerKind::Confirm,
+        &extra,
+        PICKER_TTL_SECS,
+    )
+    .await?;
     let message = match action {
         "new" => "The agent will no longer see the messages above.",
         _ => "The last exchange will be removed from the conversation.",
@@ -543,21 +543,16 @@ async fn model_picker(
         }
     };
     let picker_id = format!("{MODEL_PICKER_PREFIX}{}", now_ms());
-    let key = AccountKeys::new(account).picker(&picker_id);
-    redis::pipe()
-        .cmd("HSET")
-        .arg(&key)
-        .arg("chat_id")
-        .arg(chat_id)
-        .arg("kind")
-        .arg("model")
-        .ignore()
-        .cmd("EXPIRE")
-        .arg(&key)
-        .arg(MODEL_PICKER_TTL_SECS)
-        .ignore()
-        .query_async::<()>(conn)
-        .await?;
+    pickers::open(
+        conn,
+        account,
+        chat_id,
+        &picker_id,
+        PickerKind::Model,
+        &[],
+        PICKER_TTL_SECS,
+    )
+    .await?;
     let current = settings.model.or_else(|| deps.agent.default_model());
     let picker = PickerModel {
         picker_id: Some(picker_id),
