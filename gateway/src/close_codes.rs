@@ -8,6 +8,8 @@
 pub const AUTH_FAILED: u16 = 4001;
 /// No `hello` arrived within the hello timeout. Final for this connection attempt.
 pub const HELLO_TIMEOUT: u16 = 4002;
+/// The token this device paired with was revoked. Final: pair again with a new token.
+pub const TOKEN_REVOKED: u16 = 4003;
 /// The node is shutting down or restarting. Reconnect (to any node) and `sync`.
 pub const SERVER_RESTARTING: u16 = 4100;
 /// The connection stayed silent past the client timeout. Reconnect and `sync`.

@@ -53,6 +53,11 @@ pub struct GatewayArgs {
     )]
     pub sync_grace_ms: u64,
 
+    /// Key that the server API (`/api/v1`) requires as `Authorization: Bearer <key>`;
+    /// the API is off without it.
+    #[arg(long, global = true, env = "IRIS_ADMIN_KEY", hide_env_values = true)]
+    pub admin_key: Option<String>,
+
     /// Largest inbound WebSocket message accepted (bytes).
     #[arg(
         long,

@@ -249,6 +249,7 @@ mod tests {
             origin_device: None,
             request_id: None,
             target_device: None,
+            revoked_token: None,
         })
     }
 

@@ -19,7 +19,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/ws", web::get().to(websocket))
         .route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz))
-        .route("/metrics", web::get().to(metrics));
+        .route("/metrics", web::get().to(metrics))
+        .configure(crate::api::routes);
 }
 
 async fn websocket(

@@ -4,6 +4,7 @@
 //! # Layout
 //! - `config`: the gateway's flags and environment variables.
 //! - `http`: the HTTP routes.
+//! - `api`: the server API under `/api/v1` (publish, tokens, devices).
 //! - `session`: the session actor, one per WebSocket (pairing, requests, replays).
 //! - `cursor`: a device's outbox position and the exactly-once delivery rules.
 //! - `registry`: the actor that maps accounts to local sessions and keeps presence.
@@ -12,6 +13,7 @@
 //! - `close_codes`: the WebSocket close codes and their meaning.
 //! - `metrics`: Prometheus counters.
 
+mod api;
 mod close_codes;
 mod config;
 mod cursor;
@@ -110,10 +112,12 @@ fn run_token_command(redis_url: &str, command: TokenCommand) -> anyhow::Result<(
                 println!("created a device token for account {account}");
                 println!("{token}");
             }
-            TokenCommand::Revoke { token } => match tokens::revoke(&mut conn, &token).await? {
-                Some(account) => println!("revoked a token of account {account}"),
-                None => anyhow::bail!("no such token"),
-            },
+            TokenCommand::Revoke { token } => {
+                match tokens::revoke_and_disconnect(&mut conn, &token).await? {
+                    Some(account) => println!("revoked a token of account {account}"),
+                    None => anyhow::bail!("no such token"),
+                }
+            }
             TokenCommand::List { account } => {
                 let listed = tokens::list(&mut conn, &account).await?;
                 println!("{:<14} {:<15} name", "id", "created_ms");
@@ -153,6 +157,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
             metrics: Arc::default(),
             limits: SessionLimits::from(&gateway),
             delivery_beat: Arc::new(AtomicU64::new(0)),
+            admin_key: gateway.admin_key.as_deref().filter(|k| !k.is_empty()).map(Arc::from),
             media,
         };
         let registry_for_drain = registry.clone();

@@ -29,6 +29,8 @@ pub struct GatewayState {
     pub metrics: Arc<Metrics>,
     /// Session timing and limits.
     pub limits: SessionLimits,
+    /// The server API's admin key (`None`: the API is off).
+    pub admin_key: Option<Arc<str>>,
     /// When the delivery loop last completed a read (ms since the epoch).
     pub delivery_beat: Arc<AtomicU64>,
     /// Where media bytes are stored.

@@ -8,13 +8,14 @@ use sha2::{Digest, Sha256};
 
 use iris_shared::clock::now_ms;
 use iris_shared::keys::{self, is_valid_account, AccountKeys};
+use iris_shared::{delivery, presence};
 
 /// Prefix that makes a token recognisable in logs and secret scanners.
 const TOKEN_PREFIX: &str = "iris_";
 /// Random bytes per token (192 bits).
 const TOKEN_RANDOM_BYTES: usize = 24;
 /// Hex digits of the hash shown as a token's id in listings.
-const TOKEN_ID_LEN: usize = 12;
+pub const TOKEN_ID_LEN: usize = 12;
 
 /// Errors of the token store.
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +39,8 @@ pub struct TokenInfo {
     pub created_ms: u64,
 }
 
-fn digest(token: &str) -> String {
+/// The hash a token is stored (and recognised in revocation notices) by.
+pub fn digest(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
@@ -87,6 +89,20 @@ pub async fn verify<C: ConnectionLike + Send>(
         .arg("account")
         .query_async(conn)
         .await?)
+}
+
+/// Revokes `token` and closes the live sessions paired with it on every gateway node;
+/// returns the account it belonged to, or `None` if it was unknown.
+pub async fn revoke_and_disconnect<C: ConnectionLike + Send>(
+    conn: &mut C,
+    token: &str,
+) -> Result<Option<String>, TokenError> {
+    let Some(account) = revoke(conn, token).await? else {
+        return Ok(None);
+    };
+    let nodes = presence::nodes(conn, &account, now_ms()).await?;
+    delivery::announce_revoked_token(conn, &account, &digest(token), &nodes).await?;
+    Ok(Some(account))
 }
 
 /// Revokes `token`; returns the account it belonged to, or `None` if it was unknown.

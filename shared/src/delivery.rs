@@ -34,6 +34,9 @@ pub struct RoutedFrame {
     pub request_id: Option<u64>,
     /// Only this device receives the frame (e.g. an error answering its request).
     pub target_device: Option<String>,
+    /// Not a frame but a notice to gateways: sessions paired with the token of this hash
+    /// (see the gateway's token store) must close, the token was revoked.
+    pub revoked_token: Option<String>,
 }
 
 impl RoutedFrame {
@@ -49,6 +52,7 @@ impl RoutedFrame {
             ),
             ("t", self.target_device.clone().unwrap_or_default()),
             ("s", self.seq.map(|seq| seq.to_string()).unwrap_or_default()),
+            ("x", self.revoked_token.clone().unwrap_or_default()),
         ];
         if with_account {
             fields.push(("a", self.account.clone()));
@@ -75,6 +79,7 @@ impl RoutedFrame {
             origin_device: text("o"),
             request_id: text("r").and_then(|r| r.parse().ok()),
             target_device: text("t"),
+            revoked_token: text("x"),
         })
     }
 
@@ -157,6 +162,26 @@ impl RoutedFrame {
     }
 }
 
+/// Tells the gateway nodes holding devices of `account` that the token with hash
+/// `token_hash` is revoked, so they close the sessions paired with it.
+pub async fn announce_revoked_token<C: redis::aio::ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    token_hash: &str,
+    nodes: &[String],
+) -> redis::RedisResult<()> {
+    let notice = RoutedFrame {
+        account: account.to_owned(),
+        seq: None,
+        frame_json: "{}".to_owned(),
+        origin_device: None,
+        request_id: None,
+        target_device: None,
+        revoked_token: Some(token_hash.to_owned()),
+    };
+    publish_to_nodes(conn, &notice, nodes).await
+}
+
 /// Publishes `frame` to the delivery streams of `nodes`, in one round trip.
 pub async fn publish_to_nodes<C: redis::aio::ConnectionLike + Send>(
     conn: &mut C,
@@ -200,6 +225,7 @@ mod tests {
             origin_device: Some("phone".into()),
             request_id: Some(3),
             target_device: None,
+            revoked_token: None,
         }
     }
 

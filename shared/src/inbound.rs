@@ -10,6 +10,34 @@ use crate::partition::{partition_of, Partition};
 /// Most entries an inbound stream keeps; far above what healthy workers leave unread.
 pub const INBOUND_MAX_LEN: u64 = 1_000_000;
 
+/// `device_id` of requests that come from the server API rather than a device; their
+/// `frame_json` is a [`ServerRequest`]. Device ids starting with `@` are refused at pairing.
+pub const SERVER_DEVICE_ID: &str = "@server";
+
+/// Something the server API asks the owner of a chat to do.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerRequest {
+    /// Publish a finished message into the chat (e.g. a cron job's result).
+    Publish {
+        /// `assistant`, `system` or `cron`.
+        role: crate::protocol::Role,
+        /// The message text.
+        text: String,
+        /// Idempotency key: publishing the same key again does nothing.
+        key: Option<String>,
+    },
+    /// Send a notification to the account's devices.
+    Notify {
+        /// Its kind (cron, generic, ...).
+        kind: crate::protocol::NotificationKind,
+        /// Headline.
+        title: String,
+        /// Body text.
+        body: String,
+    },
+}
+
 /// One request for a worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InboundRequest {

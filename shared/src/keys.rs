@@ -32,12 +32,16 @@
 //! | `iris:{a:A}:reads` | hash | chat id → `<history entry id>\|<message id>` of the last read message |
 //! | `iris:{a:A}:media:<media_id>` | hash | a stored media item: kind, mime, size, filename, sha256, created_ms |
 //! | `iris:{a:A}:media_ref:<ref>` | string | the media id an upload's `media_ref` names (expires after a day) |
+//! | `iris:{a:A}:push` | hash | device id → push target JSON (`fcm_token`, `ntfy_topic`) |
+//! | `iris:{a:A}:online` | zset | device id → expiry (ms) of its live session (no push while live) |
+//! | `iris:{a:A}:pushed:<device>:<seq>` | string | marker: outbox seq already pushed to the device (expires after a day) |
 //! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
 //! | `iris:agent` | hash | what the workers' upstream agent can do (announced in `hello.ack`) |
 //! | `iris:node:<id>:deliver` | stream | frames for the devices gateway node `id` holds |
+//! | `iris:push:jobs` | stream | push notifications to send (group `pushers`, see [`crate::push`]) |
 
 use crate::partition::Partition;
 
@@ -164,6 +168,18 @@ impl AccountKeys {
     pub fn media_ref(&self, media_ref: &str) -> String {
         format!("{}:media_ref:{media_ref}", self.tag)
     }
+    /// Push targets of the account's devices (see [`crate::push`]).
+    pub fn push_targets(&self) -> String {
+        format!("{}:push", self.tag)
+    }
+    /// The account's devices with a live session, scored by when that claim expires.
+    pub fn online_devices(&self) -> String {
+        format!("{}:online", self.tag)
+    }
+    /// Marker that outbox `seq` was pushed to `device_id` (de-duplicates push jobs).
+    pub fn pushed(&self, device_id: &str, seq: u64) -> String {
+        format!("{}:pushed:{device_id}:{seq}", self.tag)
+    }
 }
 
 /// A device token's record, by the token's SHA-256 (hex).
@@ -199,6 +215,11 @@ pub fn agent_caps() -> String {
 /// Delivery stream of gateway node `node_id`.
 pub fn node_delivery(node_id: &str) -> String {
     format!("{PREFIX}:node:{node_id}:deliver")
+}
+
+/// Push notifications waiting to be sent (see [`crate::push`]).
+pub fn push_jobs() -> String {
+    format!("{PREFIX}:push:jobs")
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! - [`outbox`]: the per-account outbox (the replay log behind `sync`) and its cursor rules.
 //! - [`delivery`]: entries of the per-gateway-node delivery streams (worker → gateway).
 //! - [`presence`]: which gateway nodes hold devices of an account.
+//! - [`push`]: push targets, online devices and the push jobs stream.
 //! - [`media`]: media bytes: binary frames, the object store (directory or S3), metadata.
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
 //! - [`lease`]: partition leases with fencing tokens.
@@ -35,6 +36,7 @@ pub mod outbox;
 pub mod partition;
 pub mod presence;
 pub mod protocol;
+pub mod push;
 pub mod redis_conn;
 pub mod scripts;
 pub mod search;

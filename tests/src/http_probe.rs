@@ -1,5 +1,6 @@
-//! A minimal HTTP/1.1 GET over a tokio `TcpStream` (`Connection: close`), enough to probe
-//! `/readyz`, `/healthz` and `/metrics` without an HTTP client crate.
+//! A minimal HTTP/1.1 client over a tokio `TcpStream` (`Connection: close`), enough to
+//! probe `/readyz`, `/healthz` and `/metrics` and to call the server API, without an HTTP
+//! client crate.
 
 use std::io;
 use std::net::SocketAddr;
@@ -34,6 +35,41 @@ async fn get_without_timeout(addr: SocketAddr, path: &str) -> io::Result<HttpRes
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await?;
     parse_response(&String::from_utf8_lossy(&raw))
+}
+
+/// `method path` with an optional bearer token and JSON body.
+pub async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    bearer: Option<&str>,
+    json_body: Option<&str>,
+) -> io::Result<HttpResponse> {
+    let call = async {
+        let mut stream = TcpStream::connect(addr).await?;
+        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+        if let Some(token) = bearer {
+            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
+        let body = json_body.unwrap_or_default();
+        if json_body.is_some() {
+            head.push_str("Content-Type: application/json\r\n");
+        }
+        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(body.as_bytes()).await?;
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await?;
+        parse_response(&String::from_utf8_lossy(&raw))
+    };
+    tokio::time::timeout(PROBE_TIMEOUT, call)
+        .await
+        .map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("{method} {path} timed out"),
+            )
+        })?
 }
 
 fn parse_response(text: &str) -> io::Result<HttpResponse> {

@@ -154,6 +154,7 @@ impl Publisher {
             origin_device: outgoing.origin_device,
             request_id: outgoing.request_id,
             target_device: outgoing.target_device,
+            revoked_token: None,
         };
         let append = Append {
             frame: routed,

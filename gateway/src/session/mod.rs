@@ -57,6 +57,8 @@ struct Device {
     account: String,
     /// Its id (from `hello.device_id`, or one made up for this connection).
     device_id: String,
+    /// Hash of the token it paired with (revocation notices name it).
+    token_hash: String,
     /// Chats of the account (with their parent, for threads), kept current by the
     /// channel frames this session delivers.
     chats: HashMap<String, Option<String>>,
@@ -275,6 +277,22 @@ impl Handler<Deliver> for Session {
     type Result = ();
 
     fn handle(&mut self, msg: Deliver, ctx: &mut Self::Context) {
+        if let Some(revoked) = &msg.frame.revoked_token {
+            let mine = self
+                .device
+                .as_ref()
+                .is_some_and(|d| &d.token_hash == revoked);
+            if mine {
+                self.send_error(
+                    ctx,
+                    None,
+                    ErrorCode::Auth,
+                    "this device's token was revoked",
+                );
+                self.close(ctx, close_codes::TOKEN_REVOKED, "token revoked");
+            }
+            return;
+        }
         let Some(cursor) = self.cursor.as_mut() else {
             self.early.push(msg.frame);
             return;

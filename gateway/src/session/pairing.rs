@@ -25,6 +25,7 @@ use crate::tokens;
 /// What pairing learned about the device.
 struct Paired {
     account: String,
+    token_hash: String,
     head: u64,
     channels: Vec<Channel>,
     agent: HashMap<String, String>,
@@ -54,6 +55,13 @@ impl From<tokens::TokenError> for PairingError {
     }
 }
 
+/// Device ids name a device in keys and frames; `@` starts the server API's own ids.
+fn is_valid_device_id(device_id: &str) -> bool {
+    (1..=128).contains(&device_id.len())
+        && !device_id.starts_with('@')
+        && !device_id.chars().any(char::is_control)
+}
+
 /// What this server can do: the gateway's own features, and what the workers announced
 /// about their upstream agent (`iris:agent`).
 fn server_caps(agent: &HashMap<String, String>) -> ServerCaps {
@@ -75,10 +83,11 @@ async fn load_account(
     account: &str,
     device_id: &str,
     device_name: &str,
+    node: &str,
 ) -> Result<(u64, Vec<Channel>, HashMap<String, String>), PairingError> {
     let keys = AccountKeys::new(account);
     let mut conn = redis.get().await?;
-    let device = serde_json::json!({ "name": device_name, "last_seen_ms": now_ms() });
+    let device = serde_json::json!({ "name": device_name, "last_seen_ms": now_ms(), "node": node });
     let (_, agent): ((), HashMap<String, String>) = redis::pipe()
         .cmd("HSET")
         .arg(keys.devices())
@@ -106,9 +115,20 @@ impl Session {
             return;
         };
         self.phase = Phase::Pairing;
+        if hello
+            .device_id
+            .as_deref()
+            .is_some_and(|d| !is_valid_device_id(d))
+        {
+            self.reject(
+                ctx,
+                id,
+                "device_id must be 1-128 characters and not start with @",
+            );
+            return;
+        }
         let device_id = hello
             .device_id
-            .filter(|d| !d.is_empty())
             .unwrap_or_else(|| format!("conn-{}-{}", self.state.node_id, self.id));
         let device_name = hello.device_name.unwrap_or_default();
         let redis = self.state.redis.clone();
@@ -117,11 +137,13 @@ impl Session {
         let drain = ctx.address().recipient();
         let session_id = self.id;
         let device_for_load = device_id.clone();
+        let node = self.state.node_id.to_string();
         let pairing = async move {
             let mut conn = redis.get().await?;
             let account = tokens::verify(&mut conn, &token)
                 .await?
                 .ok_or(PairingError::BadToken)?;
+            let token_hash = tokens::digest(&token);
             drop(conn);
             registry
                 .send(Register {
@@ -133,9 +155,10 @@ impl Session {
                 .await
                 .map_err(|err| PairingError::Backend(err.to_string()))??;
             let (head, channels, agent) =
-                load_account(&redis, &account, &device_for_load, &device_name).await?;
+                load_account(&redis, &account, &device_for_load, &device_name, &node).await?;
             Ok::<_, PairingError>(Paired {
                 account,
+                token_hash,
                 head,
                 channels,
                 agent,
@@ -182,6 +205,7 @@ impl Session {
         self.device = Some(Device {
             account: paired.account,
             device_id,
+            token_hash: paired.token_hash,
             chats,
         });
         self.phase = Phase::Ready;

@@ -6,13 +6,14 @@
 
 mod channels;
 mod commands;
+mod server_api;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use actix::prelude::*;
 
-use iris_shared::inbound::{InboundEntry, InboundRequest};
+use iris_shared::inbound::{InboundEntry, InboundRequest, SERVER_DEVICE_ID};
 use iris_shared::keys;
 use iris_shared::outbox::EffectId;
 use iris_shared::protocol::{
@@ -103,6 +104,10 @@ impl ChatActor {
             self.acknowledge(vec![entry], ctx);
             return;
         };
+        if request.device_id == SERVER_DEVICE_ID {
+            self.serve_server_request(entry, &request, ctx);
+            return;
+        }
         let frame = match parse_app_frame(&request.frame_json) {
             Ok(frame) => frame,
             Err(err) => {

@@ -1,0 +1,51 @@
+//! The server API: HTTP routes under `/api/v1` for other systems (cron jobs, admin tools)
+//! to publish into an account's chats, manage device tokens and see devices. Every route
+//! needs `Authorization: Bearer <IRIS_ADMIN_KEY>`; without a configured key the API is off.
+//! docs/server-api.md describes each route with curl examples.
+
+mod auth;
+mod devices;
+mod publish;
+mod tokens;
+
+use actix_web::{web, HttpResponse};
+use serde_json::json;
+
+/// Registers the API routes.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/api/v1")
+            .route(
+                "/accounts/{account}/messages",
+                web::post().to(publish::message),
+            )
+            .route(
+                "/accounts/{account}/notifications",
+                web::post().to(publish::notification),
+            )
+            .route("/accounts/{account}/tokens", web::post().to(tokens::create))
+            .route("/accounts/{account}/tokens", web::get().to(tokens::list))
+            .route("/tokens/{token}", web::delete().to(tokens::revoke))
+            .route("/accounts/{account}/devices", web::get().to(devices::list)),
+    );
+}
+
+/// A JSON error answer: `{"error": {"code": ..., "message": ...}}`.
+fn error(
+    status: actix_web::http::StatusCode,
+    code: &str,
+    message: impl Into<String>,
+) -> HttpResponse {
+    HttpResponse::build(status)
+        .json(json!({ "error": { "code": code, "message": message.into() } }))
+}
+
+/// The answer when Redis fails.
+fn backend_error(err: impl std::fmt::Display) -> HttpResponse {
+    tracing::warn!(%err, "server API: Redis failed");
+    error(
+        actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+        "unavailable",
+        "the store is not reachable; retry",
+    )
+}

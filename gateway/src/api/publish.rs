@@ -1,0 +1,136 @@
+//! Publishing into an account's chat: a finished message (e.g. a cron job's result) or a
+//! notification. The request goes to the worker that owns the chat, like a device's
+//! request, so it is written once, outboxed, stored in history and pushed.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use serde_json::json;
+
+use iris_shared::channels;
+use iris_shared::clock::now_ms;
+use iris_shared::inbound::{InboundRequest, ServerRequest, SERVER_DEVICE_ID};
+use iris_shared::keys::is_valid_account;
+use iris_shared::protocol::{NotificationKind, Role, DEFAULT_CHAT_ID};
+
+use super::{auth, backend_error, error};
+use crate::state::GatewayState;
+
+/// Body of `POST /accounts/{account}/messages`.
+#[derive(Debug, Deserialize)]
+pub struct MessageBody {
+    /// Target chat (default `android:default`).
+    chat_id: Option<String>,
+    /// `cron` (default), `assistant` or `system`.
+    role: Option<Role>,
+    /// The message.
+    text: String,
+    /// Idempotency key: the same key publishes once.
+    key: Option<String>,
+}
+
+/// Body of `POST /accounts/{account}/notifications`.
+#[derive(Debug, Deserialize)]
+pub struct NotificationBody {
+    /// Chat the notification is about (default `android:default`).
+    chat_id: Option<String>,
+    /// Seed kind (`generic` by default; `cron`, ...).
+    kind: Option<NotificationKind>,
+    /// Headline.
+    title: String,
+    /// Body text.
+    body: Option<String>,
+}
+
+pub async fn message(
+    request: HttpRequest,
+    account: web::Path<String>,
+    body: web::Json<MessageBody>,
+    state: web::Data<GatewayState>,
+) -> HttpResponse {
+    if let Some(refused) = auth::refusal(&request, &state) {
+        return refused;
+    }
+    let body = body.into_inner();
+    let role = body.role.unwrap_or(Role::Cron);
+    if role == Role::User {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "role user is for devices",
+        );
+    }
+    if body.text.trim().is_empty() {
+        return error(StatusCode::BAD_REQUEST, "bad_request", "text is empty");
+    }
+    let server_request = ServerRequest::Publish {
+        role,
+        text: body.text,
+        key: body.key,
+    };
+    forward(&state, &account, body.chat_id, server_request).await
+}
+
+pub async fn notification(
+    request: HttpRequest,
+    account: web::Path<String>,
+    body: web::Json<NotificationBody>,
+    state: web::Data<GatewayState>,
+) -> HttpResponse {
+    if let Some(refused) = auth::refusal(&request, &state) {
+        return refused;
+    }
+    let body = body.into_inner();
+    let server_request = ServerRequest::Notify {
+        kind: body.kind.unwrap_or(NotificationKind::Generic),
+        title: body.title,
+        body: body.body.unwrap_or_default(),
+    };
+    forward(&state, &account, body.chat_id, server_request).await
+}
+
+/// Checks the account and chat, then hands the request to the chat's worker.
+async fn forward(
+    state: &GatewayState,
+    account: &str,
+    chat_id: Option<String>,
+    server_request: ServerRequest,
+) -> HttpResponse {
+    if !is_valid_account(account) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "invalid account name",
+        );
+    }
+    let chat_id = chat_id.unwrap_or_else(|| DEFAULT_CHAT_ID.to_owned());
+    let mut conn = match state.redis.get().await {
+        Ok(conn) => conn,
+        Err(err) => return backend_error(err),
+    };
+    let known = match channels::list(&mut conn, account).await {
+        Ok(list) => list
+            .iter()
+            .any(|c| c.chat_id.as_deref() == Some(chat_id.as_str())),
+        Err(err) => return backend_error(err),
+    };
+    if !known {
+        return error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("account {account:?} has no chat {chat_id:?}"),
+        );
+    }
+    let inbound = InboundRequest {
+        account: account.to_owned(),
+        device_id: SERVER_DEVICE_ID.to_owned(),
+        chat_id: chat_id.clone(),
+        frame_json: serde_json::to_string(&server_request).unwrap_or_default(),
+        gateway: state.node_id.to_string(),
+        received_ms: now_ms(),
+    };
+    match inbound.enqueue(&mut conn, state.partitions).await {
+        Ok(_) => HttpResponse::Accepted().json(json!({ "accepted": true, "chat_id": chat_id })),
+        Err(err) => backend_error(err),
+    }
+}

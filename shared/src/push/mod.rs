@@ -1,0 +1,27 @@
+//! Push notifications: the Redis side every node agrees on.
+//!
+//! A device that is not connected is woken by a push notification (FCM or ntfy) when its
+//! account gets something worth seeing. The pieces here are what gateways and workers share;
+//! the sending itself lives in the worker's push dispatcher.
+//!
+//! - [`target`]: where each device wants to be pushed (`iris:{a:A}:push`, device → JSON),
+//!   written by gateways from `hello` and `fcm.register`.
+//! - [`online`]: which devices have a live session right now (`iris:{a:A}:online`); those
+//!   are never pushed. Gateways renew it while a session lives.
+//! - [`job`]: the push jobs stream `iris:push:jobs`, appended by workers after outboxing a
+//!   frame worth a notification and read by the dispatchers with group [`PUSH_GROUP`].
+//! - [`sent`]: the per-(device, seq) marker that makes a job handled twice push once.
+//!
+//! Note: [`PushKind`] is what a *job* is about (message, picker, notification); what the
+//! server pushes *with* (`hello.ack.server_caps.push`) is
+//! [`crate::protocol::enums::PushKind`].
+
+pub mod job;
+pub mod online;
+pub mod sent;
+pub mod target;
+
+pub use job::{enqueue, PushJob, PushKind, PUSH_GROUP, PUSH_JOBS_MAX_LEN};
+pub use online::{mark_offline, mark_online, online_devices, ONLINE_RENEW_MS, ONLINE_TTL_MS};
+pub use sent::{claim_send, PUSHED_TTL_SECS};
+pub use target::{remove_target, set_target, targets, PushTarget};

@@ -1,0 +1,78 @@
+//! Online devices: which devices of an account have a live session right now. A device
+//! that is online gets its frames over its WebSocket, so it is never pushed.
+//!
+//! Each member of `iris:{a:A}:online` is a device id scored with the time (ms) its claim
+//! expires. Gateways call [`mark_online`] at pairing and every [`ONLINE_RENEW_MS`] for each
+//! live device, and [`mark_offline`] when a device's last session closes. A gateway that
+//! dies simply stops renewing and its devices fall out after [`ONLINE_TTL_MS`], so nobody
+//! else needs to clean up.
+
+use std::collections::HashSet;
+
+use redis::aio::ConnectionLike;
+use redis::RedisResult;
+
+use crate::keys::AccountKeys;
+
+/// How long a device counts as online without renewal.
+pub const ONLINE_TTL_MS: u64 = 30_000;
+/// How often gateways renew their live devices (well inside [`ONLINE_TTL_MS`]).
+pub const ONLINE_RENEW_MS: u64 = 10_000;
+/// The whole set expires this long after its last renewal, so an account whose devices all
+/// went away leaves nothing behind.
+const KEY_TTL_MS: u64 = ONLINE_TTL_MS * 2;
+
+/// Records (or renews) that `device_id` has a live session at `now_ms`.
+pub async fn mark_online<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    device_id: &str,
+    now_ms: u64,
+) -> RedisResult<()> {
+    let key = AccountKeys::new(account).online_devices();
+    redis::pipe()
+        .cmd("ZADD")
+        .arg(&key)
+        .arg(now_ms + ONLINE_TTL_MS)
+        .arg(device_id)
+        .ignore()
+        // Expired members are dropped here rather than by a sweeper: the set stays small.
+        .cmd("ZREMRANGEBYSCORE")
+        .arg(&key)
+        .arg("-inf")
+        .arg(now_ms)
+        .ignore()
+        .cmd("PEXPIRE")
+        .arg(&key)
+        .arg(KEY_TTL_MS)
+        .ignore()
+        .query_async(conn)
+        .await
+}
+
+/// Records that `device_id` no longer has a live session.
+pub async fn mark_offline<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    device_id: &str,
+) -> RedisResult<()> {
+    redis::cmd("ZREM")
+        .arg(AccountKeys::new(account).online_devices())
+        .arg(device_id)
+        .query_async(conn)
+        .await
+}
+
+/// Devices of `account` whose live-session claim has not expired at `now_ms`.
+pub async fn online_devices<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    now_ms: u64,
+) -> RedisResult<HashSet<String>> {
+    redis::cmd("ZRANGEBYSCORE")
+        .arg(AccountKeys::new(account).online_devices())
+        .arg(format!("({now_ms}"))
+        .arg("+inf")
+        .query_async(conn)
+        .await
+}

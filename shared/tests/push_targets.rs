@@ -1,0 +1,383 @@
+//! Integration tests of the push helpers (targets, online devices, jobs stream, sent
+//! markers) against a private, real `redis-server`.
+
+use std::collections::{HashMap, HashSet};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use iris_shared::keys::{self, AccountKeys};
+use iris_shared::push::{
+    claim_send, enqueue, mark_offline, mark_online, online_devices, remove_target, set_target,
+    targets, PushJob, PushKind, PushTarget, ONLINE_TTL_MS,
+};
+use redis::aio::MultiplexedConnection;
+use redis::streams::StreamRangeReply;
+
+const REDIS_SERVER: &str = "/usr/bin/redis-server";
+const ACCOUNT: &str = "alice";
+/// A fixed "now" for the online set: its scores are absolute times.
+const NOW_MS: u64 = 1_700_000_000_000;
+
+/// A `redis-server` on a free port without persistence, killed when dropped.
+struct Redis {
+    child: Child,
+    port: u16,
+}
+
+impl Redis {
+    fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("binding 127.0.0.1:0")
+            .port();
+        let child = Command::new(REDIS_SERVER)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {REDIS_SERVER}: {err}"));
+        let redis = Self { child, port };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        redis
+    }
+
+    async fn connect(&self) -> MultiplexedConnection {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match client.get_multiplexed_async_connection().await {
+                Ok(mut conn) => {
+                    let pong: redis::RedisResult<String> =
+                        redis::cmd("PING").query_async(&mut conn).await;
+                    if pong.is_ok() {
+                        return conn;
+                    }
+                }
+                Err(err) => assert!(Instant::now() < deadline, "cannot connect: {err}"),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn target(fcm: Option<&str>, ntfy: Option<&str>) -> PushTarget {
+    PushTarget {
+        fcm_token: fcm.map(str::to_owned),
+        ntfy_topic: ntfy.map(str::to_owned),
+    }
+}
+
+async fn stored(conn: &mut MultiplexedConnection) -> HashMap<String, PushTarget> {
+    targets(conn, ACCOUNT).await.unwrap()
+}
+
+#[test]
+fn push_keys_carry_the_account_hash_tag() {
+    let keys = AccountKeys::new(ACCOUNT);
+    for key in [
+        keys.push_targets(),
+        keys.online_devices(),
+        keys.pushed("phone-1", 42),
+    ] {
+        assert!(key.starts_with("iris:{a:alice}:"), "{key}");
+    }
+    assert_eq!(keys.push_targets(), "iris:{a:alice}:push");
+    assert_eq!(keys.online_devices(), "iris:{a:alice}:online");
+    assert_eq!(
+        keys.pushed("phone-1", 42),
+        "iris:{a:alice}:pushed:phone-1:42"
+    );
+    assert_eq!(keys::push_jobs(), "iris:push:jobs");
+}
+
+#[tokio::test]
+async fn targets_merge_field_by_field() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    assert!(stored(&mut conn).await.is_empty());
+
+    set_target(&mut conn, ACCOUNT, "phone", &target(Some("fcm-1"), None))
+        .await
+        .unwrap();
+    set_target(&mut conn, ACCOUNT, "phone", &target(None, Some("topic-1")))
+        .await
+        .unwrap();
+    set_target(&mut conn, ACCOUNT, "tablet", &target(None, Some("topic-2")))
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(&mut conn).await,
+        HashMap::from([
+            ("phone".to_owned(), target(Some("fcm-1"), Some("topic-1"))),
+            ("tablet".to_owned(), target(None, Some("topic-2"))),
+        ])
+    );
+
+    // A new token replaces the old one and leaves the topic alone.
+    set_target(&mut conn, ACCOUNT, "phone", &target(Some("fcm-2"), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(&mut conn).await["phone"],
+        target(Some("fcm-2"), Some("topic-1"))
+    );
+
+    // Stored as JSON with only the fields present.
+    let json: String = redis::cmd("HGET")
+        .arg(AccountKeys::new(ACCOUNT).push_targets())
+        .arg("tablet")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&json).unwrap(),
+        serde_json::json!({"ntfy_topic": "topic-2"})
+    );
+}
+
+#[tokio::test]
+async fn empty_fields_clear_and_an_emptied_target_disappears() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    set_target(
+        &mut conn,
+        ACCOUNT,
+        "phone",
+        &target(Some("fcm"), Some("topic")),
+    )
+    .await
+    .unwrap();
+
+    set_target(&mut conn, ACCOUNT, "phone", &target(Some(""), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(&mut conn).await["phone"],
+        target(None, Some("topic"))
+    );
+
+    set_target(&mut conn, ACCOUNT, "phone", &target(None, Some("")))
+        .await
+        .unwrap();
+    assert!(stored(&mut conn).await.is_empty());
+    let exists: bool = redis::cmd("HEXISTS")
+        .arg(AccountKeys::new(ACCOUNT).push_targets())
+        .arg("phone")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(!exists, "an emptied target is removed, not stored as {{}}");
+
+    // Clearing what was never set stores nothing either.
+    set_target(&mut conn, ACCOUNT, "watch", &target(Some(""), Some("")))
+        .await
+        .unwrap();
+    set_target(&mut conn, ACCOUNT, "watch", &PushTarget::default())
+        .await
+        .unwrap();
+    assert!(stored(&mut conn).await.is_empty());
+}
+
+#[tokio::test]
+async fn remove_forgets_one_device_only() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    set_target(&mut conn, ACCOUNT, "phone", &target(Some("a"), None))
+        .await
+        .unwrap();
+    set_target(&mut conn, ACCOUNT, "tablet", &target(Some("b"), None))
+        .await
+        .unwrap();
+    remove_target(&mut conn, ACCOUNT, "phone").await.unwrap();
+    remove_target(&mut conn, ACCOUNT, "never-seen")
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(&mut conn).await,
+        HashMap::from([("tablet".to_owned(), target(Some("b"), None))])
+    );
+    // Other accounts are untouched by all of this.
+    assert!(targets(&mut conn, "bob").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn unreadable_stored_targets_are_skipped() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    let key = AccountKeys::new(ACCOUNT).push_targets();
+    let _: () = redis::cmd("HSET")
+        .arg(&key)
+        .arg("broken")
+        .arg("not json")
+        .arg("empty")
+        .arg("{}")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    set_target(&mut conn, ACCOUNT, "phone", &target(Some("a"), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(&mut conn).await.into_keys().collect::<HashSet<_>>(),
+        HashSet::from(["phone".to_owned()])
+    );
+    // A broken entry is replaced by the next update rather than blocking it.
+    set_target(&mut conn, ACCOUNT, "broken", &target(None, Some("t")))
+        .await
+        .unwrap();
+    assert_eq!(stored(&mut conn).await["broken"], target(None, Some("t")));
+}
+
+#[tokio::test]
+async fn devices_are_online_until_marked_offline_or_expired() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    let online = |set: &[&str]| set.iter().map(|d| (*d).to_owned()).collect::<HashSet<_>>();
+
+    mark_online(&mut conn, ACCOUNT, "phone", NOW_MS)
+        .await
+        .unwrap();
+    mark_online(&mut conn, ACCOUNT, "tablet", NOW_MS + 5_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        online_devices(&mut conn, ACCOUNT, NOW_MS + 1)
+            .await
+            .unwrap(),
+        online(&["phone", "tablet"])
+    );
+
+    // The phone's claim runs out ONLINE_TTL_MS after its last renewal.
+    let phone_expiry = NOW_MS + ONLINE_TTL_MS;
+    assert_eq!(
+        online_devices(&mut conn, ACCOUNT, phone_expiry - 1)
+            .await
+            .unwrap(),
+        online(&["phone", "tablet"])
+    );
+    assert_eq!(
+        online_devices(&mut conn, ACCOUNT, phone_expiry)
+            .await
+            .unwrap(),
+        online(&["tablet"])
+    );
+
+    // Renewing extends it.
+    mark_online(&mut conn, ACCOUNT, "phone", NOW_MS + 10_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        online_devices(&mut conn, ACCOUNT, phone_expiry)
+            .await
+            .unwrap(),
+        online(&["phone", "tablet"])
+    );
+
+    mark_offline(&mut conn, ACCOUNT, "tablet").await.unwrap();
+    assert_eq!(
+        online_devices(&mut conn, ACCOUNT, NOW_MS + 1)
+            .await
+            .unwrap(),
+        online(&["phone"])
+    );
+    assert!(online_devices(&mut conn, "bob", NOW_MS)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn marking_online_drops_expired_members_and_bounds_the_key() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    let key = AccountKeys::new(ACCOUNT).online_devices();
+    mark_online(&mut conn, ACCOUNT, "old", NOW_MS)
+        .await
+        .unwrap();
+    mark_online(&mut conn, ACCOUNT, "new", NOW_MS + ONLINE_TTL_MS + 1)
+        .await
+        .unwrap();
+    let members: Vec<String> = redis::cmd("ZRANGE")
+        .arg(&key)
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(members, vec!["new".to_owned()]);
+    let ttl_ms: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(ttl_ms > 0, "the online set expires on its own");
+}
+
+#[tokio::test]
+async fn enqueued_jobs_read_back_from_the_stream() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    let job = PushJob {
+        account: ACCOUNT.to_owned(),
+        chat_id: "android:default".to_owned(),
+        seq: 1_234_567,
+        kind: PushKind::Picker,
+        title: "Approval needed".to_owned(),
+        body: "Run `rm -rf build`?".to_owned(),
+    };
+    enqueue(&mut conn, &job).await.unwrap();
+    let long = PushJob {
+        seq: 1_234_568,
+        kind: PushKind::Message,
+        body: "x".repeat(5_000),
+        ..job.clone()
+    };
+    enqueue(&mut conn, &long).await.unwrap();
+
+    let reply: StreamRangeReply = redis::cmd("XRANGE")
+        .arg(keys::push_jobs())
+        .arg("-")
+        .arg("+")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(reply.ids.len(), 2);
+    assert_eq!(PushJob::from_entry(&reply.ids[0]), Some(job));
+    let read = PushJob::from_entry(&reply.ids[1]).unwrap();
+    assert_eq!(read.seq, long.seq);
+    assert_eq!(read.kind, PushKind::Message);
+    assert_eq!(
+        read.body.chars().count(),
+        iris_shared::push::job::BODY_MAX_CHARS
+    );
+    assert!(read.body.ends_with('…'));
+}
+
+#[tokio::test]
+async fn a_push_is_claimed_once_per_device_and_seq() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    assert!(claim_send(&mut conn, ACCOUNT, "phone", 7).await.unwrap());
+    assert!(!claim_send(&mut conn, ACCOUNT, "phone", 7).await.unwrap());
+    assert!(claim_send(&mut conn, ACCOUNT, "tablet", 7).await.unwrap());
+    assert!(claim_send(&mut conn, ACCOUNT, "phone", 8).await.unwrap());
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(AccountKeys::new(ACCOUNT).pushed("phone", 7))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(ttl > 0 && ttl <= iris_shared::push::PUSHED_TTL_SECS as i64);
+}

@@ -1,0 +1,228 @@
+//! The server API (`/api/v1`, admin key): publishing cron messages and notifications into
+//! an account, managing device tokens (revoking closes live sessions on every gateway), and
+//! listing devices.
+
+use serde_json::{json, Value};
+
+use iris_tests::cluster::Cluster;
+use iris_tests::cluster_spec::ClusterSpec;
+use iris_tests::frames::{id_of, of_type, payload_str, type_of};
+use iris_tests::http_probe::{self, HttpResponse};
+
+const ADMIN_KEY: &str = "admin-key-for-tests-0123456789";
+
+async fn call(
+    cluster: &Cluster,
+    gateway: usize,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<Value>,
+) -> HttpResponse {
+    let body = body.map(|b| b.to_string());
+    http_probe::request(
+        cluster.gateway_addr(gateway),
+        method,
+        path,
+        key,
+        body.as_deref(),
+    )
+    .await
+    .unwrap_or_else(|err| panic!("{method} {path}: {err}"))
+}
+
+fn json_of(response: &HttpResponse) -> Value {
+    serde_json::from_str(&response.body).unwrap_or_else(|_| panic!("not JSON: {response:?}"))
+}
+
+fn spec() -> ClusterSpec {
+    ClusterSpec::default()
+        .gateways(2)
+        .gateway_env("IRIS_ADMIN_KEY", ADMIN_KEY)
+        .worker_env("IRIS_ECHO_DELAY_MS", "0")
+}
+
+/// Proves that the API refuses a wrong or missing admin key (401) and that a cron message
+/// published on one gateway reaches a device on the other as a `message` of role `cron`,
+/// once even when the same idempotency key is published twice, and lands in history and
+/// search; a notification of kind `cron` reaches the device too; an unknown chat is 404.
+#[tokio::test]
+async fn published_cron_messages_and_notifications_reach_devices_once() {
+    let cluster = Cluster::start("server-api-publish", spec()).await;
+    let token = cluster.create_token("uma");
+    let mut phone = cluster.connect(1, "phone").await;
+    phone.pair(&token, "phone-1").await;
+
+    let path = "/api/v1/accounts/uma/messages";
+    let body =
+        json!({ "text": "Daily digest: 3 new papers on tardigrades", "key": "digest-2026-11-29" });
+    assert_eq!(
+        call(&cluster, 0, "POST", path, Some("wrong"), Some(body.clone()))
+            .await
+            .status,
+        401
+    );
+    assert_eq!(
+        call(&cluster, 0, "POST", path, None, Some(body.clone()))
+            .await
+            .status,
+        401
+    );
+    for _ in 0..2 {
+        let accepted = call(
+            &cluster,
+            0,
+            "POST",
+            path,
+            Some(ADMIN_KEY),
+            Some(body.clone()),
+        )
+        .await;
+        assert_eq!(accepted.status, 202, "{accepted:?}");
+    }
+    let message = phone.recv_until("message").await.pop().unwrap();
+    assert_eq!(payload_str(&message, "role"), Some("cron"), "{message}");
+    assert_eq!(
+        payload_str(&message, "text"),
+        Some("Daily digest: 3 new papers on tardigrades")
+    );
+
+    let notice = json!({ "kind": "cron", "title": "Backup finished", "body": "42 files" });
+    let accepted = call(
+        &cluster,
+        0,
+        "POST",
+        "/api/v1/accounts/uma/notifications",
+        Some(ADMIN_KEY),
+        Some(notice),
+    )
+    .await;
+    assert_eq!(accepted.status, 202);
+    let frames = phone.recv_until("notification").await;
+    assert!(
+        of_type(&frames, "message").is_empty(),
+        "the repeated publish arrived twice: {frames:#?}"
+    );
+    let notification = frames.last().unwrap();
+    assert_eq!(payload_str(notification, "kind"), Some("cron"));
+
+    phone.request("history", None, json!({})).await;
+    let history = phone.recv_until("history").await.pop().unwrap();
+    let cron: Vec<&Value> = history["payload"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "cron")
+        .collect();
+    assert_eq!(cron.len(), 1, "{history}");
+    phone
+        .request("search", None, json!({ "query": "tardigrades" }))
+        .await;
+    let found = phone.recv_until("search.results").await.pop().unwrap();
+    assert_eq!(found["payload"]["hits"][0]["role"], "cron", "{found}");
+
+    let missing = json!({ "chat_id": "android:chan_77", "text": "nowhere" });
+    assert_eq!(
+        call(&cluster, 0, "POST", path, Some(ADMIN_KEY), Some(missing))
+            .await
+            .status,
+        404
+    );
+}
+
+/// Proves the token routes: a token created over the API pairs a device, is listed (by id,
+/// never in full), and revoking it over the API closes that device's live session on the
+/// other gateway with close code 4003 while a device paired with another token stays
+/// connected; the devices route lists both devices with their gateway node.
+#[tokio::test]
+async fn api_tokens_pair_devices_and_revoking_one_closes_its_sessions_everywhere() {
+    let cluster = Cluster::start("server-api-tokens", spec()).await;
+    let created = call(
+        &cluster,
+        0,
+        "POST",
+        "/api/v1/accounts/vera/tokens",
+        Some(ADMIN_KEY),
+        Some(json!({ "name": "tablet" })),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{created:?}");
+    let token = json_of(&created)["token"].as_str().unwrap().to_owned();
+    let other_token = cluster.create_token("vera");
+
+    let mut tablet = cluster.connect(1, "tablet").await;
+    tablet.pair(&token, "tablet-1").await;
+    let mut phone = cluster.connect(1, "phone").await;
+    phone.pair(&other_token, "phone-1").await;
+
+    let listed = json_of(
+        &call(
+            &cluster,
+            0,
+            "GET",
+            "/api/v1/accounts/vera/tokens",
+            Some(ADMIN_KEY),
+            None,
+        )
+        .await,
+    );
+    let ids: Vec<&str> = listed["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!(ids.len(), 2, "{listed}");
+    assert!(
+        !listed.to_string().contains(&token),
+        "a listing shows a whole token"
+    );
+
+    let devices = json_of(
+        &call(
+            &cluster,
+            0,
+            "GET",
+            "/api/v1/accounts/vera/devices",
+            Some(ADMIN_KEY),
+            None,
+        )
+        .await,
+    );
+    let names: Vec<&str> = devices["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["device_id"].as_str())
+        .collect();
+    assert_eq!(names, ["phone-1", "tablet-1"], "{devices}");
+    assert_eq!(devices["devices"][0]["node"], "gw-2", "{devices}");
+
+    let revoked = call(
+        &cluster,
+        0,
+        "DELETE",
+        &format!("/api/v1/tokens/{token}"),
+        Some(ADMIN_KEY),
+        None,
+    )
+    .await;
+    assert_eq!(revoked.status, 200, "{revoked:?}");
+    let error = tablet.recv_until("error").await.pop().unwrap();
+    assert_eq!(payload_str(&error, "code"), Some("auth"));
+    assert_eq!(tablet.expect_close().await, Some(4003));
+
+    let id = phone.request("ping", None, json!({})).await;
+    let pong = phone.recv_until("pong").await.pop().unwrap();
+    assert_eq!((type_of(&pong), id_of(&pong)), ("pong", Some(id)));
+    let again = call(
+        &cluster,
+        0,
+        "DELETE",
+        &format!("/api/v1/tokens/{token}"),
+        Some(ADMIN_KEY),
+        None,
+    )
+    .await;
+    assert_eq!(again.status, 404);
+}

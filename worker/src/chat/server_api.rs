@@ -1,0 +1,81 @@
+//! Requests from the server API (cron jobs, other systems): a finished message published
+//! into the chat, or a notification for the account's devices. Written once each, like a
+//! device's request, and delivered to every device and through push.
+
+use actix::prelude::*;
+
+use iris_shared::clock::now_ms;
+use iris_shared::inbound::{InboundEntry, InboundRequest, ServerRequest};
+use iris_shared::protocol::{MessagePayload, Notification, ServerBody, ServerFrame};
+
+use super::ChatActor;
+use crate::publisher::{Outgoing, PublishError};
+use crate::turn_writer::TurnWriter;
+
+impl ChatActor {
+    /// Serves a server API request, then acknowledges its entry.
+    pub(super) fn serve_server_request(
+        &mut self,
+        entry: InboundEntry,
+        request: &InboundRequest,
+        ctx: &mut Context<Self>,
+    ) {
+        let server_request: ServerRequest = match serde_json::from_str(&request.frame_json) {
+            Ok(server_request) => server_request,
+            Err(err) => {
+                tracing::warn!(%err, "unreadable server request dropped");
+                self.acknowledge(vec![entry], ctx);
+                return;
+            }
+        };
+        let publisher = self.deps.turn.publisher.clone();
+        let scope = self.scope();
+        let received_ms = request.received_ms;
+        let partition = entry.partition;
+        let work = async move {
+            let outgoing = match server_request {
+                ServerRequest::Publish { role, text, key } => {
+                    // With a key, the effect is keyed by it, so a client retrying the same
+                    // publish gets one message.
+                    let origin = key.map_or_else(|| entry_key(&entry), |key| format!("k-{key}"));
+                    let message = MessagePayload {
+                        message_id: Some(format!("s{partition}-{origin}")),
+                        role: Some(role),
+                        text: Some(text),
+                        ts: Some(received_ms),
+                        ..Default::default()
+                    };
+                    let history = serde_json::to_value(&message).unwrap_or_default();
+                    let frame = ServerFrame::new(ServerBody::Message(message));
+                    (origin, Outgoing::broadcast(frame).with_history(history))
+                }
+                ServerRequest::Notify { kind, title, body } => {
+                    let notice = Notification {
+                        kind: Some(kind),
+                        title: Some(title),
+                        body: Some(body),
+                        ts: Some(now_ms()),
+                        ..Default::default()
+                    };
+                    let frame = ServerFrame::new(ServerBody::Notification(notice));
+                    (entry_key(&entry), Outgoing::broadcast(frame))
+                }
+            };
+            let (origin, outgoing) = outgoing;
+            let writer = TurnWriter::new(publisher, scope, partition, origin);
+            writer.fixed(0, outgoing).await?;
+            Ok::<_, PublishError>(entry)
+        };
+        ctx.spawn(work.into_actor(self).map(|result, act, ctx| match result {
+            Ok(entry) => act.acknowledge(vec![entry], ctx),
+            Err(PublishError::Fenced) => act.fenced_off(ctx),
+            Err(PublishError::Redis(err)) => {
+                tracing::warn!(%err, "server request not written; it will be handled again")
+            }
+        }));
+    }
+}
+
+fn entry_key(entry: &InboundEntry) -> String {
+    entry.entry_id.clone()
+}
