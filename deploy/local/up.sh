@@ -10,6 +10,7 @@
 #   IRIS_ACCOUNT        account of the printed token (default "demo")
 #   IRIS_AGENT, IRIS_AGENT_URL, IRIS_AGENT_API_KEY, IRIS_AGENT_MODEL  worker's upstream
 #   IRIS_STATE_DIR      where Redis data and logs go (default .iris-local)
+#   IRIS_ADMIN_KEY      the server API's admin key (default: a random one, printed)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -64,10 +65,11 @@ fi
 redis_host_port=${IRIS_REDIS_URL#redis://}
 echo "Redis: $IRIS_REDIS_URL"
 
+admin_key=${IRIS_ADMIN_KEY:-$(od -An -N18 -tx1 /dev/urandom | tr -d ' \n')}
 index=0
 for port in $gateway_ports; do
   index=$((index + 1))
-  IRIS_LISTEN="127.0.0.1:$port" IRIS_NODE_ID="gateway-$index" \
+  IRIS_LISTEN="127.0.0.1:$port" IRIS_NODE_ID="gateway-$index" IRIS_ADMIN_KEY="$admin_key" \
     "$bin/iris-gateway" >"$state_dir/logs/gateway-$index.log" 2>&1 &
   pids+=($!)
 done
@@ -91,6 +93,7 @@ Iris Cluster is up (Redis ${redis_host_port}, agent ${IRIS_AGENT:-echo}).
   Then e.g.:
     {"v":1,"id":2,"type":"message.send","chat_id":"android:default","payload":{"text":"hello"}}
   Health: http://127.0.0.1:${gateway_ports%% *}/readyz   Metrics: http://127.0.0.1:${gateway_ports%% *}/metrics
+  Server API (docs/server-api.md): http://127.0.0.1:${gateway_ports%% *}/api/v1  admin key: $admin_key
   Logs: $state_dir/logs/
 Press Ctrl-C to stop.
 EOT
