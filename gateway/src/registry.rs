@@ -13,7 +13,7 @@ use deadpool_redis::Pool;
 
 use iris_shared::clock::now_ms;
 use iris_shared::delivery::RoutedFrame;
-use iris_shared::presence;
+use iris_shared::{presence, push};
 
 /// A frame for one session.
 #[derive(Message, Debug, Clone)]
@@ -30,6 +30,8 @@ pub struct Deliver {
 pub struct Register {
     /// The device's account.
     pub account: String,
+    /// The device (its live session keeps it out of push delivery).
+    pub device_id: String,
     /// The session's node-unique id.
     pub session_id: u64,
     /// Where its frames go.
@@ -69,6 +71,7 @@ pub struct Dispatch {
 
 /// How the registry reaches one session.
 struct SessionHandle {
+    device_id: String,
     deliver: Recipient<Deliver>,
     drain: Recipient<Restarting>,
 }
@@ -96,6 +99,15 @@ impl Registry {
     /// Renews this node's presence for every account it holds, in one pipeline.
     fn renew_presence(&mut self, ctx: &mut Context<Self>) {
         let accounts: Vec<String> = self.accounts.keys().cloned().collect();
+        let devices: Vec<(String, String)> = self
+            .accounts
+            .iter()
+            .flat_map(|(account, sessions)| {
+                sessions
+                    .values()
+                    .map(move |session| (account.clone(), session.device_id.clone()))
+            })
+            .collect();
         let redis = self.redis.clone();
         let node = self.node_id.clone();
         ctx.spawn(
@@ -109,6 +121,14 @@ impl Registry {
                 };
                 if let Err(err) = result {
                     tracing::warn!(%err, "presence renewal failed");
+                }
+                if let Ok(mut conn) = redis.get().await {
+                    for (account, device_id) in devices {
+                        if let Err(err) = push::mark_online(&mut conn, &account, &device_id, now_ms()).await {
+                            tracing::warn!(%err, "online renewal failed");
+                            break;
+                        }
+                    }
                 }
             }
             .into_actor(self),
@@ -137,6 +157,7 @@ impl Handler<Register> for Registry {
             .insert(
                 msg.session_id,
                 SessionHandle {
+                    device_id: msg.device_id.clone(),
                     deliver: msg.recipient,
                     drain: msg.drain,
                 },
@@ -145,7 +166,8 @@ impl Handler<Register> for Registry {
         let node = self.node_id.clone();
         Box::pin(async move {
             let mut conn = redis.get().await.map_err(pool_error)?;
-            presence::hold(&mut conn, &node, &[msg.account], now_ms()).await
+            presence::hold(&mut conn, &node, std::slice::from_ref(&msg.account), now_ms()).await?;
+            push::mark_online(&mut conn, &msg.account, &msg.device_id, now_ms()).await
         })
     }
 }
@@ -164,8 +186,25 @@ impl Handler<Unregister> for Registry {
         let Some(sessions) = self.accounts.get_mut(&msg.account) else {
             return;
         };
-        sessions.remove(&msg.session_id);
-        if !sessions.is_empty() {
+        let Some(left) = sessions.remove(&msg.session_id) else {
+            return;
+        };
+        let device_still_here = sessions.values().any(|s| s.device_id == left.device_id);
+        let account_still_here = !sessions.is_empty();
+        if !device_still_here {
+            let (redis, account) = (self.redis.clone(), msg.account.clone());
+            ctx.spawn(
+                async move {
+                    if let Ok(mut conn) = redis.get().await {
+                        if let Err(err) = push::mark_offline(&mut conn, &account, &left.device_id).await {
+                            tracing::warn!(%err, "marking a device offline failed");
+                        }
+                    }
+                }
+                .into_actor(self),
+            );
+        }
+        if account_still_here {
             return;
         }
         self.accounts.remove(&msg.account);

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use iris_shared::clock::now_ms;
 use iris_shared::keys::{self, is_valid_account, AccountKeys};
-use iris_shared::{delivery, presence};
+use iris_shared::{delivery, presence, push};
 
 /// Prefix that makes a token recognisable in logs and secret scanners.
 const TOKEN_PREFIX: &str = "iris_";
@@ -101,8 +101,30 @@ pub async fn revoke_and_disconnect<C: ConnectionLike + Send>(
         return Ok(None);
     };
     let nodes = presence::nodes(conn, &account, now_ms()).await?;
-    delivery::announce_revoked_token(conn, &account, &digest(token), &nodes).await?;
+    let hash = digest(token);
+    delivery::announce_revoked_token(conn, &account, &hash, &nodes).await?;
+    forget_push_targets(conn, &account, &hash[..TOKEN_ID_LEN]).await?;
     Ok(Some(account))
+}
+
+/// Removes the push targets of the devices that paired with the token `token_id`: a
+/// revoked device gets no more pushes.
+async fn forget_push_targets<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    token_id: &str,
+) -> Result<(), TokenError> {
+    let devices: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(AccountKeys::new(account).devices())
+        .query_async(conn)
+        .await?;
+    for (device_id, json) in devices {
+        let record: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+        if record["token_id"] == token_id {
+            push::remove_target(conn, account, &device_id).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Revokes `token`; returns the account it belonged to, or `None` if it was unknown.

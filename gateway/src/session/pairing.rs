@@ -8,6 +8,7 @@ use actix_web_actors::ws;
 use deadpool_redis::Pool;
 
 use iris_shared::channels;
+use iris_shared::push::{self, PushTarget};
 use iris_shared::clock::now_ms;
 use iris_shared::keys::AccountKeys;
 use iris_shared::outbox;
@@ -72,7 +73,11 @@ fn server_caps(agent: &HashMap<String, String>) -> ServerCaps {
         tools: agent_can("tools"),
         media: Some(true),
         search: Some(true),
-        push: Some(PushKind::None),
+        push: Some(match agent.get("push").map(String::as_str) {
+            Some("fcm") => PushKind::Fcm,
+            Some("ntfy") => PushKind::Ntfy,
+            _ => PushKind::None,
+        }),
         pickers: Some(true),
     }
 }
@@ -84,10 +89,15 @@ async fn load_account(
     device_id: &str,
     device_name: &str,
     node: &str,
+    token_hash: &str,
 ) -> Result<(u64, Vec<Channel>, HashMap<String, String>), PairingError> {
     let keys = AccountKeys::new(account);
     let mut conn = redis.get().await?;
-    let device = serde_json::json!({ "name": device_name, "last_seen_ms": now_ms(), "node": node });
+    // The token's id lets a revocation find the device's push targets.
+    let token_id = &token_hash[..tokens::TOKEN_ID_LEN];
+    let device = serde_json::json!({
+        "name": device_name, "last_seen_ms": now_ms(), "node": node, "token_id": token_id,
+    });
     let (_, agent): ((), HashMap<String, String>) = redis::pipe()
         .cmd("HSET")
         .arg(keys.devices())
@@ -131,6 +141,10 @@ impl Session {
             .device_id
             .unwrap_or_else(|| format!("conn-{}-{}", self.state.node_id, self.id));
         let device_name = hello.device_name.unwrap_or_default();
+        let push_target = PushTarget {
+            fcm_token: hello.fcm_token,
+            ntfy_topic: hello.ntfy_topic,
+        };
         let redis = self.state.redis.clone();
         let registry = self.state.registry.clone();
         let recipient = ctx.address().recipient();
@@ -148,6 +162,7 @@ impl Session {
             registry
                 .send(Register {
                     account: account.clone(),
+                    device_id: device_for_load.clone(),
                     session_id,
                     recipient,
                     drain,
@@ -155,7 +170,12 @@ impl Session {
                 .await
                 .map_err(|err| PairingError::Backend(err.to_string()))??;
             let (head, channels, agent) =
-                load_account(&redis, &account, &device_for_load, &device_name, &node).await?;
+                load_account(&redis, &account, &device_for_load, &device_name, &node, &token_hash)
+                    .await?;
+            if !push_target.is_empty() {
+                let mut conn = redis.get().await?;
+                push::set_target(&mut conn, &account, &device_for_load, &push_target).await?;
+            }
             Ok::<_, PairingError>(Paired {
                 account,
                 token_hash,

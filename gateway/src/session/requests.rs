@@ -1,5 +1,5 @@
-//! Serving one request: pairing, `ping`, `sync` here; chat work forwarded to the worker
-//! that owns the chat's partition; anything else answered with a clear error.
+//! Serving one request: pairing, `ping`, `sync`, push registration, history, search and
+//! media here; chat work forwarded to the worker that owns the chat's partition.
 
 use actix_web_actors::ws;
 
@@ -7,8 +7,10 @@ use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
 use iris_shared::keys::AccountKeys;
 use iris_shared::media::record;
+use iris_shared::push::{self, PushTarget};
 use iris_shared::protocol::{
-    AppBody, AppFrame, ErrorCode, Pong, ServerBody, ServerFrame, DEFAULT_CHAT_ID,
+    AppBody, AppFrame, ErrorCode, Notification, NotificationKind, Pong, ServerBody, ServerFrame,
+    DEFAULT_CHAT_ID,
 };
 
 use super::replay::ReplayPurpose;
@@ -70,6 +72,13 @@ impl Session {
                 let frame = AppFrame { body, ..frame };
                 self.handle_media(frame, ctx);
             }
+            (_, AppBody::FcmRegister(register)) => {
+                let target = PushTarget {
+                    fcm_token: register.fcm_token,
+                    ntfy_topic: register.ntfy_topic,
+                };
+                self.register_push(id, target, ctx);
+            }
             (_, AppBody::History(history)) => {
                 let frame = AppFrame {
                     body: AppBody::History(history),
@@ -94,10 +103,6 @@ impl Session {
                 let frame = AppFrame { body, ..frame };
                 self.forward_to_worker(frame, ctx);
             }
-            (_, body) => {
-                let message = format!("{} is not supported by this server yet", body.type_name());
-                self.send_error(ctx, id, ErrorCode::Unsupported, message);
-            }
         }
     }
 
@@ -120,6 +125,38 @@ impl Session {
             }
             None => false,
         }
+    }
+
+    /// `fcm.register`: stores (or clears, with empty strings) the device's push targets;
+    /// answered with a `notification` for this device.
+    fn register_push(&mut self, id: Option<u64>, target: PushTarget, ctx: &mut ws::WebsocketContext<Self>) {
+        let Some(device) = &self.device else { return };
+        let (redis, account, device_id) = (
+            self.state.redis.clone(),
+            device.account.clone(),
+            device.device_id.clone(),
+        );
+        let store = async move {
+            let mut conn = redis.get().await.map_err(|err| err.to_string())?;
+            push::set_target(&mut conn, &account, &device_id, &target)
+                .await
+                .map_err(|err| err.to_string())
+        };
+        self.serve_in_order(ctx, store, move |result, act, ctx| match result {
+            Ok(()) => {
+                let notice = Notification {
+                    kind: Some(NotificationKind::Generic),
+                    title: Some("Push registration saved".to_owned()),
+                    ts: Some(now_ms()),
+                    ..Default::default()
+                };
+                act.send(ctx, ServerFrame::new(ServerBody::Notification(notice)).with_id(id));
+            }
+            Err(err) => {
+                tracing::warn!(%err, "push registration failed");
+                act.send_error(ctx, id, ErrorCode::Internal, "push registration not saved; retry");
+            }
+        });
     }
 
     /// A `picker.select` without `chat_id` goes to the chat whose turn opened the picker.
