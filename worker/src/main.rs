@@ -9,6 +9,7 @@
 //! - `chat`: the chat actor, one per active chat.
 //! - `turn`: one agent turn as protocol frames, written exactly once.
 //! - `pickers`: open pickers any device can answer.
+//! - `push_jobs`: which written frames are pushed to offline devices.
 //! - `publisher`: outbox append plus live delivery of one frame.
 //! - `agent`: the upstream agent interface and its implementations.
 
@@ -22,6 +23,7 @@ mod inbox;
 mod lease_keeper;
 mod pickers;
 mod publisher;
+mod push_jobs;
 mod turn;
 mod turn_events;
 mod turn_writer;

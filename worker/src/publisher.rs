@@ -8,7 +8,10 @@ use iris_shared::clock::now_ms;
 use iris_shared::delivery::{publish_to_nodes, RoutedFrame};
 use iris_shared::outbox::{self, Append, AppendOutcome, EffectId};
 use iris_shared::protocol::{MessagePayload, ServerFrame};
+use iris_shared::push::{self, PushJob};
 use iris_shared::search::{self, IndexedMessage};
+
+use crate::push_jobs::push_for;
 
 /// Why a frame could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -171,6 +174,18 @@ impl Publisher {
             | AppendOutcome::AlreadyWritten { seq, nodes } => (seq, nodes),
             AppendOutcome::Fenced => return Err(PublishError::Fenced),
         };
+        if let (Some(seq), Some((kind, title, body))) = (seq, push_for(&frame.body)) {
+            // Also after `AlreadyWritten`: the dispatcher pushes each (device, seq) once.
+            let job = PushJob {
+                account: scope.account.clone(),
+                chat_id: scope.chat_id.clone(),
+                seq,
+                kind,
+                title,
+                body,
+            };
+            push::enqueue(&mut conn, &job).await?;
+        }
         let indexed = append
             .history_entry
             .as_deref()
