@@ -7,6 +7,7 @@
 //! - [`child_process`]: a child process that is SIGKILLed when dropped, logging to a file.
 //! - [`resp`]: one Redis command over a raw TCP connection.
 //! - [`redis_server`]: a private `redis-server` per test.
+//! - [`http_recorder`]: a local HTTP server recording requests (push services' stand-in).
 //! - [`http_probe`]: a minimal HTTP GET for `/readyz`, `/healthz` and `/metrics`.
 //! - [`fake_llm`]: the scripted OpenAI-compatible LLM on its own, for the `openai` upstream.
 //! - [`hermes_upstream`]: a real Hermes Agent API server with a scripted fake LLM behind it.
@@ -27,6 +28,7 @@ pub mod fake_llm;
 pub mod frames;
 pub mod hermes_upstream;
 pub mod http_probe;
+pub mod http_recorder;
 pub mod ports;
 pub mod redis_server;
 pub mod resp;
