@@ -124,7 +124,9 @@ impl Registry {
                 }
                 if let Ok(mut conn) = redis.get().await {
                     for (account, device_id) in devices {
-                        if let Err(err) = push::mark_online(&mut conn, &account, &device_id, now_ms()).await {
+                        if let Err(err) =
+                            push::mark_online(&mut conn, &account, &device_id, now_ms()).await
+                        {
                             tracing::warn!(%err, "online renewal failed");
                             break;
                         }
@@ -166,7 +168,13 @@ impl Handler<Register> for Registry {
         let node = self.node_id.clone();
         Box::pin(async move {
             let mut conn = redis.get().await.map_err(pool_error)?;
-            presence::hold(&mut conn, &node, std::slice::from_ref(&msg.account), now_ms()).await?;
+            presence::hold(
+                &mut conn,
+                &node,
+                std::slice::from_ref(&msg.account),
+                now_ms(),
+            )
+            .await?;
             push::mark_online(&mut conn, &msg.account, &msg.device_id, now_ms()).await
         })
     }
@@ -196,7 +204,9 @@ impl Handler<Unregister> for Registry {
             ctx.spawn(
                 async move {
                     if let Ok(mut conn) = redis.get().await {
-                        if let Err(err) = push::mark_offline(&mut conn, &account, &left.device_id).await {
+                        if let Err(err) =
+                            push::mark_offline(&mut conn, &account, &left.device_id).await
+                        {
                             tracing::warn!(%err, "marking a device offline failed");
                         }
                     }

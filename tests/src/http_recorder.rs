@@ -39,7 +39,9 @@ pub struct HttpRecorder {
 impl HttpRecorder {
     /// Starts the recorder on a free port.
     pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binding the recorder");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binding the recorder");
         let addr = listener.local_addr().expect("recorder address");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = requests.clone();

@@ -50,6 +50,36 @@ pub struct WorkerArgs {
     /// A chat actor with no work for this long stops (s).
     #[arg(long, env = "IRIS_CHAT_IDLE_SECS", default_value_t = 60)]
     pub chat_idle_secs: u64,
+
+    /// ntfy server to push offline devices through, e.g. `https://ntfy.sh` (see docs/push.md).
+    #[arg(long, env = "IRIS_NTFY_URL")]
+    pub ntfy_url: Option<String>,
+
+    /// Access token for the ntfy server (sent as `Authorization: Bearer`).
+    #[arg(long, env = "IRIS_NTFY_TOKEN", hide_env_values = true)]
+    pub ntfy_token: Option<String>,
+
+    /// Google service-account JSON (`project_id`, `client_email`, `private_key`, `token_uri`)
+    /// to push offline devices through FCM HTTP v1.
+    #[arg(long, env = "IRIS_FCM_CREDENTIALS")]
+    pub fcm_credentials: Option<std::path::PathBuf>,
+
+    /// OAuth token endpoint to use instead of the credentials' `token_uri`.
+    #[arg(long, env = "IRIS_FCM_TOKEN_URL")]
+    pub fcm_token_url: Option<String>,
+
+    /// Base URL of the FCM API.
+    #[arg(
+        long,
+        env = "IRIS_FCM_ENDPOINT",
+        default_value = "https://fcm.googleapis.com"
+    )]
+    pub fcm_endpoint: String,
+
+    /// Least time between two pushes to one device (ms); pushes inside the window are merged
+    /// into one sent when it ends.
+    #[arg(long, env = "IRIS_PUSH_MIN_INTERVAL_MS", default_value_t = 1_000)]
+    pub push_min_interval_ms: u64,
 }
 
 impl WorkerArgs {

@@ -11,6 +11,7 @@
 //! - `pickers`: open pickers any device can answer.
 //! - `push_jobs`: which written frames are pushed to offline devices.
 //! - `publisher`: outbox append plus live delivery of one frame.
+//! - `push`: push notifications to offline devices (the dispatcher of `iris:push:jobs`).
 //! - `agent`: the upstream agent interface and its implementations.
 
 mod agent;
@@ -23,6 +24,7 @@ mod inbox;
 mod lease_keeper;
 mod pickers;
 mod publisher;
+mod push;
 mod push_jobs;
 mod turn;
 mod turn_events;
@@ -119,6 +121,14 @@ fn main() -> anyhow::Result<()> {
                 .context("cannot open IRIS_MEDIA_STORE")?,
         );
         announce_agent(&redis, &agent_name, agent.caps()).await?;
+        let push_settings = push::PushSettings::from_args(&cli.worker)?;
+        push::announce(&redis, push::announced_kind(push_settings.as_ref())).await?;
+        if let Some(settings) = &push_settings {
+            let dispatcher =
+                push::Dispatcher::new(cli.cluster.redis_url.clone(), node_id.clone(), settings)?;
+            dispatcher.prepare().await?;
+            actix::spawn(dispatcher.run());
+        }
         let publisher = Publisher::new(redis.clone());
         let deps_redis = redis.clone();
         let directory = ChatDirectory::new(

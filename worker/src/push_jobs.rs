@@ -18,9 +18,11 @@ pub fn push_for(body: &ServerBody) -> Option<(PushKind, String, String)> {
             };
             Some((PushKind::Message, title.to_owned(), text(&message.text)))
         }
-        ServerBody::MessageStop(stop) => {
-            Some((PushKind::Message, "Agent".to_owned(), text(&stop.final_text)))
-        }
+        ServerBody::MessageStop(stop) => Some((
+            PushKind::Message,
+            "Agent".to_owned(),
+            text(&stop.final_text),
+        )),
         ServerBody::PickerApproval(picker) => Some((
             PushKind::Picker,
             "Approval needed".to_owned(),

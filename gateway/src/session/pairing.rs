@@ -8,13 +8,13 @@ use actix_web_actors::ws;
 use deadpool_redis::Pool;
 
 use iris_shared::channels;
-use iris_shared::push::{self, PushTarget};
 use iris_shared::clock::now_ms;
 use iris_shared::keys::AccountKeys;
 use iris_shared::outbox;
 use iris_shared::protocol::{
     Channel, ErrorCode, Hello, HelloAck, PushKind, ServerBody, ServerCaps, ServerFrame,
 };
+use iris_shared::push::{self, PushTarget};
 
 use super::{Device, Phase, Session};
 use crate::close_codes;
@@ -169,9 +169,15 @@ impl Session {
                 })
                 .await
                 .map_err(|err| PairingError::Backend(err.to_string()))??;
-            let (head, channels, agent) =
-                load_account(&redis, &account, &device_for_load, &device_name, &node, &token_hash)
-                    .await?;
+            let (head, channels, agent) = load_account(
+                &redis,
+                &account,
+                &device_for_load,
+                &device_name,
+                &node,
+                &token_hash,
+            )
+            .await?;
             if !push_target.is_empty() {
                 let mut conn = redis.get().await?;
                 push::set_target(&mut conn, &account, &device_for_load, &push_target).await?;

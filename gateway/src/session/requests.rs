@@ -7,11 +7,11 @@ use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
 use iris_shared::keys::AccountKeys;
 use iris_shared::media::record;
-use iris_shared::push::{self, PushTarget};
 use iris_shared::protocol::{
     AppBody, AppFrame, ErrorCode, Notification, NotificationKind, Pong, ServerBody, ServerFrame,
     DEFAULT_CHAT_ID,
 };
+use iris_shared::push::{self, PushTarget};
 
 use super::replay::ReplayPurpose;
 use super::{Phase, Session};
@@ -129,7 +129,12 @@ impl Session {
 
     /// `fcm.register`: stores (or clears, with empty strings) the device's push targets;
     /// answered with a `notification` for this device.
-    fn register_push(&mut self, id: Option<u64>, target: PushTarget, ctx: &mut ws::WebsocketContext<Self>) {
+    fn register_push(
+        &mut self,
+        id: Option<u64>,
+        target: PushTarget,
+        ctx: &mut ws::WebsocketContext<Self>,
+    ) {
         let Some(device) = &self.device else { return };
         let (redis, account, device_id) = (
             self.state.redis.clone(),
@@ -150,11 +155,19 @@ impl Session {
                     ts: Some(now_ms()),
                     ..Default::default()
                 };
-                act.send(ctx, ServerFrame::new(ServerBody::Notification(notice)).with_id(id));
+                act.send(
+                    ctx,
+                    ServerFrame::new(ServerBody::Notification(notice)).with_id(id),
+                );
             }
             Err(err) => {
                 tracing::warn!(%err, "push registration failed");
-                act.send_error(ctx, id, ErrorCode::Internal, "push registration not saved; retry");
+                act.send_error(
+                    ctx,
+                    id,
+                    ErrorCode::Internal,
+                    "push registration not saved; retry",
+                );
             }
         });
     }

@@ -1,0 +1,306 @@
+//! The push dispatcher: reads `iris:push:jobs` with consumer group `pushers` (consumer =
+//! this node) and hands each job to the fanout, many at once.
+//!
+//! - The group is created at the stream's end (`$`, with `MKSTREAM`): jobs written before
+//!   any dispatcher existed are old news and are not pushed.
+//! - At start, and every [`CLAIM_EVERY`] after, it claims (`XAUTOCLAIM`) the group's entries
+//!   idle longer than [`CLAIM_IDLE`]: jobs of dispatchers that died, or its own that failed
+//!   on a Redis error. A job handled twice pushes each device once (sent markers).
+//! - A job is acknowledged when every push it causes was sent or given up; one that failed
+//!   on Redis stays pending and is claimed again later. Jobs that cannot be read, or are
+//!   older than [`STALE_AFTER`], are acknowledged without a push.
+//! - At most [`MAX_IN_FLIGHT`] jobs are handled at once; the read waits for room.
+//!
+//! The read runs on a blocking connection of its own and reconnects after errors; nothing
+//! here is on the chat path (workers only `XADD` the job).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use deadpool_redis::Pool;
+use iris_shared::clock::now_ms;
+use iris_shared::push::{PushJob, PUSH_GROUP};
+use iris_shared::{keys, redis_conn};
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::streams::{StreamAutoClaimReply, StreamId, StreamReadReply};
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use super::channels::Channels;
+use super::fanout::Fanout;
+use super::settings::PushSettings;
+
+/// Longest one read blocks; also bounds how late a due claim runs.
+const BLOCK_MS: u64 = 1_000;
+/// Most entries taken per read or claim.
+const BATCH: usize = 100;
+/// Pause before reconnecting after a Redis error.
+const RETRY_DELAY: Duration = Duration::from_millis(500);
+/// An entry pending this long without being acknowledged belongs to a dead (or failed)
+/// handler and is claimed.
+pub const CLAIM_IDLE: Duration = Duration::from_secs(30);
+/// How often idle entries are looked for.
+pub const CLAIM_EVERY: Duration = Duration::from_secs(30);
+/// Most jobs handled at once.
+pub const MAX_IN_FLIGHT: usize = 256;
+/// A job older than this (by its entry id) is acknowledged without pushing: the device has
+/// almost certainly been online since, or the news is stale.
+pub const STALE_AFTER: Duration = Duration::from_secs(15 * 60);
+
+/// Timing of the dispatcher (the constants above; tests shorten them).
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// See [`CLAIM_IDLE`].
+    pub claim_idle: Duration,
+    /// See [`CLAIM_EVERY`].
+    pub claim_every: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Self {
+            claim_idle: CLAIM_IDLE,
+            claim_every: CLAIM_EVERY,
+        }
+    }
+}
+
+/// Reads push jobs and sends their notifications.
+pub struct Dispatcher {
+    redis_url: String,
+    node_id: String,
+    redis: Pool,
+    fanout: Arc<Fanout>,
+    timing: Timing,
+    /// Entry ids being handled now, so a claim does not start one twice.
+    in_flight: Arc<Mutex<HashSet<String>>>,
+    room: Arc<Semaphore>,
+}
+
+impl Dispatcher {
+    /// A dispatcher consuming as `node_id`, sending through the services in `settings`.
+    /// It has a connection pool of its own, so a burst of jobs never makes the chat path
+    /// wait for a connection. Fails if the FCM key cannot sign.
+    pub fn new(
+        redis_url: String,
+        node_id: String,
+        settings: &PushSettings,
+    ) -> anyhow::Result<Self> {
+        let redis = redis_conn::pool(&redis_url)?;
+        let channels = Channels::new(settings)?;
+        Ok(Self {
+            redis_url,
+            node_id,
+            fanout: Arc::new(Fanout::new(redis.clone(), channels, settings.min_interval)),
+            redis,
+            timing: Timing::default(),
+            in_flight: Arc::default(),
+            room: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+        })
+    }
+
+    /// The same dispatcher with other timing.
+    #[cfg(test)]
+    pub fn with_timing(self, timing: Timing) -> Self {
+        Self { timing, ..self }
+    }
+
+    /// Makes sure the consumer group exists. Called before the worker starts writing, so
+    /// no job this worker writes can come before the group and go unread.
+    pub async fn prepare(&self) -> anyhow::Result<()> {
+        let mut conn = self.redis.get().await?;
+        create_group(&mut conn).await?;
+        Ok(())
+    }
+
+    /// Reads and handles jobs until the process ends.
+    pub async fn run(self) {
+        tracing::info!(node = %self.node_id, "push dispatcher running");
+        loop {
+            let mut conn = match redis_conn::blocking_connection(&self.redis_url).await {
+                Ok(conn) => conn,
+                Err(err) => {
+                    tracing::warn!(%err, "push: cannot connect to Redis");
+                    tokio::time::sleep(RETRY_DELAY).await;
+                    continue;
+                }
+            };
+            if let Err(err) = self.follow(&mut conn).await {
+                tracing::warn!(%err, "push: Redis error, reconnecting");
+                tokio::time::sleep(RETRY_DELAY).await;
+            }
+        }
+    }
+
+    async fn follow(&self, conn: &mut MultiplexedConnection) -> redis::RedisResult<()> {
+        // Again on every connection: the stream (and its group) may have been deleted.
+        create_group(conn).await?;
+        let mut next_claim = Instant::now();
+        loop {
+            if Instant::now() >= next_claim {
+                self.claim_idle(conn).await?;
+                next_claim = Instant::now() + self.timing.claim_every;
+            }
+            let reply: Option<StreamReadReply> = redis::cmd("XREADGROUP")
+                .arg("GROUP")
+                .arg(PUSH_GROUP)
+                .arg(&self.node_id)
+                .arg("COUNT")
+                .arg(BATCH)
+                .arg("BLOCK")
+                .arg(BLOCK_MS)
+                .arg("STREAMS")
+                .arg(keys::push_jobs())
+                .arg(">")
+                .query_async(conn)
+                .await?;
+            for stream in reply.into_iter().flat_map(|r| r.keys) {
+                for entry in stream.ids {
+                    self.start(entry).await;
+                }
+            }
+        }
+    }
+
+    /// Claims and starts every entry idle longer than the claim threshold.
+    async fn claim_idle(&self, conn: &mut MultiplexedConnection) -> redis::RedisResult<()> {
+        let mut cursor = "0-0".to_owned();
+        let mut claimed = 0usize;
+        loop {
+            let reply: StreamAutoClaimReply = redis::cmd("XAUTOCLAIM")
+                .arg(keys::push_jobs())
+                .arg(PUSH_GROUP)
+                .arg(&self.node_id)
+                .arg(self.timing.claim_idle.as_millis() as u64)
+                .arg(&cursor)
+                .arg("COUNT")
+                .arg(BATCH)
+                .query_async(conn)
+                .await?;
+            claimed += reply.claimed.len();
+            for entry in reply.claimed {
+                self.start(entry).await;
+            }
+            if reply.next_stream_id == "0-0" {
+                break;
+            }
+            cursor = reply.next_stream_id;
+        }
+        if claimed > 0 {
+            tracing::info!(claimed, "push: idle jobs claimed");
+        }
+        Ok(())
+    }
+
+    /// Starts handling `entry` in a task of its own (waiting for room first), unless it is
+    /// being handled already.
+    async fn start(&self, entry: StreamId) {
+        if !self
+            .in_flight
+            .lock()
+            .expect("in-flight lock")
+            .insert(entry.id.clone())
+        {
+            return;
+        }
+        let permit = self
+            .room
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed");
+        let fanout = self.fanout.clone();
+        let redis = self.redis.clone();
+        let in_flight = self.in_flight.clone();
+        tokio::spawn(async move {
+            if handle(&fanout, &entry).await {
+                acknowledge(&redis, &entry.id).await;
+            }
+            in_flight.lock().expect("in-flight lock").remove(&entry.id);
+            drop(permit);
+        });
+    }
+}
+
+/// Creates the consumer group at the stream's end (and the stream, if missing), unless it
+/// exists.
+async fn create_group<C: ConnectionLike + Send>(conn: &mut C) -> redis::RedisResult<()> {
+    let created: redis::RedisResult<()> = redis::cmd("XGROUP")
+        .arg("CREATE")
+        .arg(keys::push_jobs())
+        .arg(PUSH_GROUP)
+        .arg("$")
+        .arg("MKSTREAM")
+        .query_async(conn)
+        .await;
+    match created {
+        Err(err) if err.code() != Some("BUSYGROUP") => Err(err),
+        _ => Ok(()),
+    }
+}
+
+/// Milliseconds part of a stream entry id (`<ms>-<n>`): when the job was written.
+fn written_ms(entry_id: &str) -> Option<u64> {
+    entry_id.split('-').next()?.parse().ok()
+}
+
+/// Handles one entry; `true` if it is done with and may be acknowledged.
+async fn handle(fanout: &Fanout, entry: &StreamId) -> bool {
+    let Some(job) = PushJob::from_entry(entry) else {
+        tracing::warn!(entry = %entry.id, "push: unreadable job dropped");
+        return true;
+    };
+    let age_ms = written_ms(&entry.id).map_or(0, |written| now_ms().saturating_sub(written));
+    if age_ms > STALE_AFTER.as_millis() as u64 {
+        tracing::info!(entry = %entry.id, account = %job.account, seq = job.seq, age_ms,
+            "push: stale job dropped");
+        return true;
+    }
+    let (account, seq, kind) = (job.account.clone(), job.seq, job.kind);
+    match fanout.handle(job).await {
+        Ok(report) => {
+            tracing::info!(
+                entry = %entry.id, %account, seq, kind = kind.as_str(),
+                pushed = report.pushed, merged = report.merged, online = report.online,
+                already_pushed = report.already_pushed, "push job done"
+            );
+            true
+        }
+        Err(err) => {
+            tracing::warn!(entry = %entry.id, %account, seq, %err,
+                "push job failed; it stays pending and is claimed again");
+            false
+        }
+    }
+}
+
+/// Acknowledges entry `id`; on failure it stays pending, is claimed again, and pushes
+/// nothing twice.
+async fn acknowledge(redis: &Pool, id: &str) {
+    let acked = async {
+        let mut conn = redis.get().await?;
+        redis::cmd("XACK")
+            .arg(keys::push_jobs())
+            .arg(PUSH_GROUP)
+            .arg(id)
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok::<(), redis_conn::RedisConnError>(())
+    }
+    .await;
+    if let Err(err) = acked {
+        tracing::warn!(entry = id, %err, "push: cannot acknowledge job");
+    }
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    #[test]
+    fn entry_ids_tell_when_a_job_was_written() {
+        assert_eq!(written_ms("1700000000000-3"), Some(1_700_000_000_000));
+        assert_eq!(written_ms("junk"), None);
+    }
+}

@@ -1,0 +1,215 @@
+//! Tests of push delivery end to end inside the worker: a real `redis-server`, the real
+//! dispatcher, and recording HTTP servers standing in for ntfy and FCM.
+//!
+//! - `recorder`: the recording HTTP server.
+//! - `ntfy_delivery`: who is pushed, de-duplication, takeover, retries, the rate limit.
+//! - `fcm_delivery`: OAuth assertion and token cache, the FCM message, both services.
+//! - `announcing`: field `push` of `iris:agent`.
+
+mod announcing;
+mod fcm_delivery;
+mod ntfy_delivery;
+mod recorder;
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use deadpool_redis::Pool;
+use iris_shared::clock::now_ms;
+use iris_shared::keys;
+use iris_shared::push::{self, PushJob, PushKind, PushTarget, PUSH_GROUP};
+use redis::aio::MultiplexedConnection;
+use redis::streams::StreamInfoGroupsReply;
+use tokio::task::JoinHandle;
+
+use super::dispatcher::{Dispatcher, Timing};
+use super::settings::{NtfySettings, PushSettings};
+
+/// Longest a test waits for something: far above what it needs (a retried push takes
+/// 1.5 s), far below a hang.
+const PATIENCE: Duration = Duration::from_secs(10);
+const REDIS_SERVER: &str = "/usr/bin/redis-server";
+const ACCOUNT: &str = "alice";
+const CHAT: &str = "android:default";
+/// The ntfy access token the tests configure.
+const NTFY_TOKEN: &str = "tk_test_0123456789";
+
+/// A `redis-server` on a free port without persistence, killed when dropped.
+struct Redis {
+    child: Child,
+    port: u16,
+}
+
+impl Redis {
+    fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("binding 127.0.0.1:0")
+            .port();
+        let child = Command::new(REDIS_SERVER)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {REDIS_SERVER}: {err}"));
+        let redis = Self { child, port };
+        let deadline = Instant::now() + PATIENCE;
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        redis
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Settings pushing through the ntfy stand-in at `url`, with no rate limit.
+fn ntfy_settings(url: &str) -> PushSettings {
+    PushSettings {
+        ntfy: Some(NtfySettings {
+            url: url.to_owned(),
+            token: Some(NTFY_TOKEN.to_owned()),
+        }),
+        fcm: None,
+        min_interval: Duration::ZERO,
+    }
+}
+
+/// A job for [`ACCOUNT`] in [`CHAT`].
+fn job(seq: u64, title: &str, body: &str) -> PushJob {
+    PushJob {
+        account: ACCOUNT.to_owned(),
+        chat_id: CHAT.to_owned(),
+        seq,
+        kind: PushKind::Message,
+        title: title.to_owned(),
+        body: body.to_owned(),
+    }
+}
+
+fn ntfy_target(topic: &str) -> PushTarget {
+    PushTarget {
+        fcm_token: None,
+        ntfy_topic: Some(topic.to_owned()),
+    }
+}
+
+fn fcm_target(token: &str) -> PushTarget {
+    PushTarget {
+        fcm_token: Some(token.to_owned()),
+        ntfy_topic: None,
+    }
+}
+
+/// Redis, plus a dispatcher once started.
+struct Harness {
+    redis: Redis,
+    conn: MultiplexedConnection,
+    dispatcher: Option<JoinHandle<()>>,
+}
+
+impl Harness {
+    /// A private Redis, no dispatcher yet.
+    async fn new() -> Self {
+        let redis = Redis::start();
+        let client = redis::Client::open(redis.url()).unwrap();
+        let conn = client.get_multiplexed_async_connection().await.unwrap();
+        Self {
+            redis,
+            conn,
+            dispatcher: None,
+        }
+    }
+
+    /// A fresh pool on the Redis.
+    fn pool(&self) -> Pool {
+        iris_shared::redis_conn::pool(&self.redis.url()).unwrap()
+    }
+
+    /// Starts a dispatcher with `settings` and `timing`, consuming as `node`, once its
+    /// group exists (jobs written before are not its business).
+    async fn start_dispatcher(&mut self, node: &str, settings: &PushSettings, timing: Timing) {
+        let dispatcher = Dispatcher::new(self.redis.url(), node.to_owned(), settings)
+            .expect("the dispatcher builds")
+            .with_timing(timing);
+        dispatcher.prepare().await.expect("the group is created");
+        self.dispatcher = Some(tokio::spawn(dispatcher.run()));
+    }
+
+    /// Starts a dispatcher with production timing.
+    async fn start(&mut self, settings: &PushSettings) {
+        self.start_dispatcher("wk-test", settings, Timing::default())
+            .await;
+    }
+
+    async fn groups(&mut self) -> Vec<redis::streams::StreamInfoGroup> {
+        let reply: redis::RedisResult<StreamInfoGroupsReply> = redis::cmd("XINFO")
+            .arg("GROUPS")
+            .arg(keys::push_jobs())
+            .query_async(&mut self.conn)
+            .await;
+        reply.map(|r| r.groups).unwrap_or_default()
+    }
+
+    async fn set_target(&mut self, device: &str, target: PushTarget) {
+        push::set_target(&mut self.conn, ACCOUNT, device, &target)
+            .await
+            .unwrap();
+    }
+
+    async fn online(&mut self, device: &str) {
+        push::mark_online(&mut self.conn, ACCOUNT, device, now_ms())
+            .await
+            .unwrap();
+    }
+
+    async fn enqueue(&mut self, job: &PushJob) {
+        push::enqueue(&mut self.conn, job).await.unwrap();
+    }
+
+    /// Waits until the group has read every job written so far and acknowledged them all.
+    async fn wait_all_handled(&mut self) {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let last: Vec<(String, redis::Value)> = redis::cmd("XREVRANGE")
+                .arg(keys::push_jobs())
+                .arg("+")
+                .arg("-")
+                .arg("COUNT")
+                .arg(1)
+                .query_async(&mut self.conn)
+                .await
+                .unwrap();
+            let last_id = last.first().map(|(id, _)| id.clone());
+            let groups = self.groups().await;
+            let group = groups.iter().find(|g| g.name == PUSH_GROUP);
+            if let (Some(group), Some(last_id)) = (group, &last_id) {
+                if group.pending == 0 && &group.last_delivered_id == last_id {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "jobs not handled in time");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if let Some(dispatcher) = self.dispatcher.take() {
+            dispatcher.abort();
+        }
+    }
+}

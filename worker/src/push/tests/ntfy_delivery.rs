@@ -1,0 +1,280 @@
+//! Who is pushed and how often, through the ntfy stand-in: online devices are skipped, each
+//! offline device with a target gets one push per job, a job handled twice (or taken over
+//! from a dead dispatcher) pushes once, failures are retried or not, and the rate limit
+//! merges pushes.
+
+use std::time::Duration;
+
+use iris_shared::keys;
+use iris_shared::push::{claim_send, PushKind, PUSH_GROUP};
+use tokio::time::Instant;
+
+use super::recorder::Recorder;
+use super::*;
+
+#[tokio::test]
+async fn an_online_device_is_not_pushed() {
+    let ntfy = Recorder::accepting();
+    let mut harness = Harness::new().await;
+    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+    harness.online("phone").await;
+
+    harness.enqueue(&job(1, "Hermes", "Done.")).await;
+    harness.wait_all_handled().await;
+    // Leave time for a push that should not happen to arrive anyway.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(ntfy.all().is_empty(), "{:?}", ntfy.all());
+}
+
+#[tokio::test]
+async fn an_offline_device_gets_one_push_with_title_body_and_chat() {
+    let ntfy = Recorder::accepting();
+    let mut harness = Harness::new().await;
+    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+
+    harness
+        .enqueue(&job(41, "Hermes", "The build is green. Want me to deploy?"))
+        .await;
+    let pushes = ntfy.wait_for("/alice-phone", 1).await;
+    harness.wait_all_handled().await;
+
+    assert_eq!(pushes.len(), 1);
+    let push = &pushes[0];
+    assert_eq!(push.method, "POST");
+    assert_eq!(push.body, "The build is green. Want me to deploy?");
+    assert_eq!(push.header("Title"), Some("Hermes"));
+    assert_eq!(push.header("X-Iris-Chat"), Some(CHAT));
+    assert_eq!(push.header("X-Iris-Seq"), Some("41"));
+    assert_eq!(push.header("Tags"), Some("speech_balloon"));
+    assert_eq!(
+        push.header("Authorization"),
+        Some(format!("Bearer {NTFY_TOKEN}").as_str())
+    );
+    assert_eq!(ntfy.all().len(), 1, "nothing else was sent");
+}
+
+#[tokio::test]
+async fn non_ascii_titles_and_pickers_are_pushed_as_ntfy_expects() {
+    let ntfy = Recorder::accepting();
+    let mut harness = Harness::new().await;
+    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+
+    let picker = PushJob {
+        kind: PushKind::Picker,
+        ..job(7, "Approve «rm»?", "Hermes wants to run a command")
+    };
+    harness.enqueue(&picker).await;
+    let push = ntfy.wait_for("/alice-phone", 1).await.remove(0);
+    assert_eq!(
+        push.header("Title"),
+        Some("=?UTF-8?B?QXBwcm92ZSDCq3Jtwrs/?=")
+    );
+    assert_eq!(push.header("Priority"), Some("high"));
+    assert_eq!(push.header("Tags"), Some("question"));
+}
+
+#[tokio::test]
+async fn two_offline_devices_get_a_push_each() {
+    let ntfy = Recorder::accepting();
+    let mut harness = Harness::new().await;
+    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+    harness
+        .set_target("tablet", ntfy_target("alice-tablet"))
+        .await;
+    harness
+        .set_target("laptop", ntfy_target("alice-laptop"))
+        .await;
+    harness.online("laptop").await;
+    // Only FCM reaches this one, and this worker has no FCM.
+    harness.set_target("watch", fcm_target("fcm-watch")).await;
+
+    harness.enqueue(&job(5, "Hermes", "Hello")).await;
+    ntfy.wait_for("/alice-phone", 1).await;
+    ntfy.wait_for("/alice-tablet", 1).await;
+    harness.wait_all_handled().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut paths: Vec<String> = ntfy.all().into_iter().map(|r| r.path).collect();
+    paths.sort();
+    assert_eq!(paths, vec!["/alice-phone", "/alice-tablet"]);
+}
+
+#[tokio::test]
+async fn a_job_handled_twice_pushes_once() {
+    let ntfy = Recorder::accepting();
+    let mut harness = Harness::new().await;
+    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+
+    let same = job(9, "Hermes", "Once");
+    harness.enqueue(&same).await;
+    harness.enqueue(&same).await;
+    harness.wait_all_handled().await;
+    ntfy.wait_for("/alice-phone", 1).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(ntfy.all().len(), 1);
+}
+
+#[tokio::test]
+async fn jobs_left_by_a_dead_dispatcher_are_taken_over_and_pushed_once() {
+    let ntfy = Recorder::accepting();
+    let mut harness = Harness::new().await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+    harness
+        .set_target("tablet", ntfy_target("alice-tablet"))
+        .await;
+
+    // A dispatcher read two jobs and died: it had pushed the first to the phone already.
+    let _: () = redis::cmd("XGROUP")
+        .arg("CREATE")
+        .arg(keys::push_jobs())
+        .arg(PUSH_GROUP)
+        .arg("$")
+        .arg("MKSTREAM")
+        .query_async(&mut harness.conn)
+        .await
+        .unwrap();
+    harness.enqueue(&job(20, "Hermes", "first")).await;
+    harness.enqueue(&job(21, "Hermes", "second")).await;
+    let _: redis::Value = redis::cmd("XREADGROUP")
+        .arg("GROUP")
+        .arg(PUSH_GROUP)
+        .arg("wk-dead")
+        .arg("STREAMS")
+        .arg(keys::push_jobs())
+        .arg(">")
+        .query_async(&mut harness.conn)
+        .await
+        .unwrap();
+    assert!(claim_send(&mut harness.conn, ACCOUNT, "phone", 20)
+        .await
+        .unwrap());
+
+    let quick_claims = Timing {
+        claim_idle: Duration::from_millis(100),
+        claim_every: Duration::from_millis(100),
+    };
+    harness
+        .start_dispatcher("wk-alive", &ntfy_settings(ntfy.url()), quick_claims)
+        .await;
+    harness.wait_all_handled().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let mut pushes: Vec<(String, String)> =
+        ntfy.all().into_iter().map(|r| (r.path, r.body)).collect();
+    pushes.sort();
+    assert_eq!(
+        pushes,
+        vec![
+            ("/alice-phone".to_owned(), "second".to_owned()),
+            ("/alice-tablet".to_owned(), "first".to_owned()),
+            ("/alice-tablet".to_owned(), "second".to_owned()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failing_receiver_is_retried_until_it_takes_the_push() {
+    let ntfy = Recorder::start(|_, earlier| {
+        if earlier < 2 {
+            (500, r#"{"error": "try later"}"#.to_owned())
+        } else {
+            (200, "{}".to_owned())
+        }
+    });
+    let mut harness = Harness::new().await;
+    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+
+    let started = Instant::now();
+    harness.enqueue(&job(3, "Hermes", "Eventually")).await;
+    let attempts = ntfy.wait_for("/alice-phone", 3).await;
+    harness.wait_all_handled().await;
+    // Backoff: 0.5 s after the first failure, 1 s after the second.
+    assert!(started.elapsed() >= Duration::from_millis(1_500));
+    assert!(attempts.iter().all(|a| a.body == "Eventually"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(ntfy.all().len(), 3, "nothing after the success");
+}
+
+#[tokio::test]
+async fn a_refused_push_is_not_retried() {
+    let ntfy = Recorder::start(|_, _| (400, r#"{"error": "invalid topic"}"#.to_owned()));
+    let mut harness = Harness::new().await;
+    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+
+    harness.enqueue(&job(4, "Hermes", "No")).await;
+    ntfy.wait_for("/alice-phone", 1).await;
+    harness.wait_all_handled().await;
+    // Longer than the first backoff pause: a retry would have come by now.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(ntfy.all().len(), 1);
+}
+
+#[tokio::test]
+async fn too_many_requests_is_retried() {
+    let ntfy = Recorder::start(|_, earlier| {
+        if earlier == 0 {
+            (429, "{}".to_owned())
+        } else {
+            (200, "{}".to_owned())
+        }
+    });
+    let mut harness = Harness::new().await;
+    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+
+    harness.enqueue(&job(6, "Hermes", "Slow down")).await;
+    ntfy.wait_for("/alice-phone", 2).await;
+    harness.wait_all_handled().await;
+}
+
+#[tokio::test]
+async fn pushes_inside_the_rate_limit_window_are_merged() {
+    let ntfy = Recorder::accepting();
+    let mut harness = Harness::new().await;
+    let window = Duration::from_millis(500);
+    let settings = PushSettings {
+        min_interval: window,
+        ..ntfy_settings(ntfy.url())
+    };
+    harness.start(&settings).await;
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+
+    let started = Instant::now();
+    harness.enqueue(&job(10, "Hermes", "one")).await;
+    ntfy.wait_for("/alice-phone", 1).await;
+    harness.enqueue(&job(11, "Hermes", "two")).await;
+    harness.enqueue(&job(12, "Hermes", "three")).await;
+    let pushes = ntfy.wait_for("/alice-phone", 2).await;
+    harness.wait_all_handled().await;
+    assert!(started.elapsed() >= window, "the second push waited");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let bodies: Vec<String> = ntfy.all().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies, vec!["one", "three"], "the latest content wins");
+    assert_eq!(pushes[1].header("X-Iris-Seq"), Some("12"));
+}
