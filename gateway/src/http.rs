@@ -44,6 +44,11 @@ async fn healthz() -> HttpResponse {
 
 /// Ready: Redis answers and the delivery loop is reading.
 async fn readyz(state: web::Data<GatewayState>) -> HttpResponse {
+    if state.draining.load(std::sync::atomic::Ordering::Relaxed) {
+        return HttpResponse::ServiceUnavailable()
+            .content_type("text/plain")
+            .body("draining: the node is shutting down\n");
+    }
     let redis_ok = match state.redis.get().await {
         Ok(mut conn) => redis::cmd("PING")
             .query_async::<String>(&mut conn)

@@ -25,7 +25,7 @@ mod session;
 mod state;
 mod tokens;
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 use actix::Actor;
@@ -130,12 +130,22 @@ fn run_token_command(redis_url: &str, command: TokenCommand) -> anyhow::Result<(
     })
 }
 
+/// How long a draining node answers `/readyz` with 503 before closing its sessions.
+const DRAIN_NOTICE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Seconds the HTTP server waits for connections to finish after a drain.
 const SHUTDOWN_GRACE_SECS: u64 = 5;
 
 /// On SIGTERM or SIGINT: tell every session to reconnect elsewhere, then stop serving.
-async fn drain_on_signal(server: actix_web::dev::ServerHandle, registry: actix::Addr<Registry>) {
+async fn drain_on_signal(
+    server: actix_web::dev::ServerHandle,
+    registry: actix::Addr<Registry>,
+    draining: Arc<AtomicBool>,
+) {
     iris_shared::shutdown::signal().await;
+    draining.store(true, std::sync::atomic::Ordering::Relaxed);
+    // Let load balancers see `/readyz` fail before sessions are told to move.
+    tokio::time::sleep(DRAIN_NOTICE).await;
     let drained = registry.send(registry::Drain).await.unwrap_or(0);
     tracing::info!(sessions = drained, "draining: sessions told to reconnect");
     server.stop(true).await;
@@ -157,6 +167,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
             metrics: Arc::default(),
             limits: SessionLimits::from(&gateway),
             delivery_beat: Arc::new(AtomicU64::new(0)),
+            draining: Arc::new(AtomicBool::new(false)),
             admin_key: gateway.admin_key.as_deref().filter(|k| !k.is_empty()).map(Arc::from),
             media,
         };
@@ -166,6 +177,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
             state.clone(),
             registry,
         ));
+        let draining = state.draining.clone();
         let data = web::Data::new(state);
         let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::routes))
             .bind(&gateway.listen)
@@ -174,7 +186,11 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
             .shutdown_timeout(SHUTDOWN_GRACE_SECS)
             .run();
         tracing::info!(node = %node_id, listen = %gateway.listen, started_ms = now_ms(), "iris-gateway serving");
-        actix_web::rt::spawn(drain_on_signal(server.handle(), registry_for_drain));
+        actix_web::rt::spawn(drain_on_signal(
+            server.handle(),
+            registry_for_drain,
+            draining,
+        ));
         server.await?;
         tracing::info!(node = %node_id, "iris-gateway stopped");
         Ok(())

@@ -1,6 +1,6 @@
 //! What every request handler and session of one gateway node shares.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use actix::Addr;
@@ -31,6 +31,8 @@ pub struct GatewayState {
     pub limits: SessionLimits,
     /// The server API's admin key (`None`: the API is off).
     pub admin_key: Option<Arc<str>>,
+    /// Set when the node starts shutting down: `/readyz` fails from then on.
+    pub draining: Arc<AtomicBool>,
     /// When the delivery loop last completed a read (ms since the epoch).
     pub delivery_beat: Arc<AtomicU64>,
     /// Where media bytes are stored.

@@ -44,6 +44,14 @@ impl ChildProcess {
         let _ = self.child.wait();
     }
 
+    /// Asks the process to stop (SIGTERM: an orderly shutdown).
+    pub fn terminate(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+    }
+
     /// The exit status, if the process has ended.
     pub fn exit_status(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()

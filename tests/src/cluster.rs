@@ -230,6 +230,11 @@ impl Cluster {
         self.workers[index].kill();
     }
 
+    /// Asks gateway `index` to shut down in order (SIGTERM: it drains its sessions).
+    pub fn terminate_gateway(&mut self, index: usize) {
+        self.gateways[index].process.terminate();
+    }
+
     /// Crashes the cluster's Redis (SIGKILL).
     pub fn kill_redis(&mut self) {
         self.redis.kill();

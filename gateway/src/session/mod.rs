@@ -30,7 +30,8 @@ use actix_web_actors::ws;
 use iris_shared::delivery::{ChannelChange, RoutedFrame};
 use iris_shared::media::frame::MAX_MEDIA_FRAME_BYTES;
 use iris_shared::protocol::{
-    parse_app_frame, AppFrame, ErrorCode, ErrorPayload, ServerBody, ServerFrame,
+    parse_app_frame, AppFrame, ErrorCode, ErrorPayload, ServerBody, ServerFrame, Status,
+    StatusState,
 };
 
 use crate::close_codes;
@@ -312,6 +313,11 @@ impl Handler<Restarting> for Session {
     type Result = ();
 
     fn handle(&mut self, _msg: Restarting, ctx: &mut Self::Context) {
+        let status = Status {
+            state: Some(StatusState::Restarting),
+            session: None,
+        };
+        self.send(ctx, ServerFrame::new(ServerBody::Status(status)));
         self.close(ctx, close_codes::SERVER_RESTARTING, "server restarting");
     }
 }
