@@ -58,6 +58,14 @@ pub struct GatewayArgs {
     #[arg(long, global = true, env = "IRIS_ADMIN_KEY", hide_env_values = true)]
     pub admin_key: Option<String>,
 
+    /// Frames a device may send per second on average; more get `error {code: rate_limited}`.
+    #[arg(long, global = true, env = "IRIS_FRAME_RATE", default_value_t = 50)]
+    pub frame_rate: u32,
+
+    /// Frames a device may send at once before the average rate applies.
+    #[arg(long, global = true, env = "IRIS_FRAME_BURST", default_value_t = 200)]
+    pub frame_burst: u32,
+
     /// Largest inbound WebSocket message accepted (bytes).
     #[arg(
         long,
@@ -101,6 +109,10 @@ pub struct SessionLimits {
     pub max_frame_bytes: usize,
     /// Largest media upload.
     pub media_max_bytes: u64,
+    /// Average text frames per second per connection.
+    pub frame_rate: u32,
+    /// Text frames allowed at once per connection.
+    pub frame_burst: u32,
 }
 
 impl From<&GatewayArgs> for SessionLimits {
@@ -112,6 +124,8 @@ impl From<&GatewayArgs> for SessionLimits {
             sync_grace: Duration::from_millis(args.sync_grace_ms),
             max_frame_bytes: args.max_frame_bytes,
             media_max_bytes: args.media_max_bytes,
+            frame_rate: args.frame_rate,
+            frame_burst: args.frame_burst,
         }
     }
 }

@@ -12,6 +12,7 @@
 //! - `tokens`: device tokens, stored hashed.
 //! - `close_codes`: the WebSocket close codes and their meaning.
 //! - `metrics`: Prometheus counters.
+//! - `rate_limit`: the per-connection frame rate limit.
 
 mod api;
 mod close_codes;
@@ -20,6 +21,7 @@ mod cursor;
 mod delivery_loop;
 mod http;
 mod metrics;
+mod rate_limit;
 mod registry;
 mod session;
 mod state;

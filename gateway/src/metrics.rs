@@ -36,6 +36,7 @@ gateway_metrics! {
     frames_received_total: counter = "Text frames received from devices.",
     frames_sent_total: counter = "Frames sent to devices.",
     protocol_errors_total: counter = "Frames answered with an error for bad input.",
+    rate_limited_total: counter = "Frames refused over the per-connection rate limit.",
     requests_forwarded_total: counter = "Requests forwarded to workers.",
     deliveries_total: counter = "Entries read from this node's delivery stream.",
     syncs_total: counter = "sync requests answered.",

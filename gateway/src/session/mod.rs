@@ -37,6 +37,7 @@ use iris_shared::protocol::{
 use crate::close_codes;
 use crate::cursor::{DeliveryCursor, LiveStep};
 use crate::metrics;
+use crate::rate_limit::TokenBucket;
 use crate::registry::{Deliver, Restarting, Unregister};
 use crate::state::GatewayState;
 
@@ -90,6 +91,8 @@ pub struct Session {
     /// A request's Redis work is in flight; later requests wait so they take effect in
     /// the order sent.
     serving: bool,
+    /// How many text frames the device may still send now.
+    frame_budget: TokenBucket,
     /// Media uploads and pulls in progress.
     media: media::MediaTransfers,
 }
@@ -97,6 +100,7 @@ pub struct Session {
 impl Session {
     /// A new, unpaired session.
     pub fn new(id: u64, state: GatewayState) -> Self {
+        let frame_budget = TokenBucket::new(state.limits.frame_rate, state.limits.frame_burst);
         Self {
             id,
             state,
@@ -109,6 +113,7 @@ impl Session {
             replay: None,
             awaiting_window: false,
             serving: false,
+            frame_budget,
             media: media::MediaTransfers::default(),
         }
     }
@@ -203,7 +208,15 @@ impl Session {
         if text.len() > limit {
             return self.refuse_oversize(ctx, limit);
         }
-        match parse_app_frame(text) {
+        let parsed = parse_app_frame(text);
+        if !self.frame_budget.take() {
+            metrics::incr(&self.state.metrics.rate_limited_total);
+            let id = parsed.as_ref().ok().and_then(|frame| frame.id);
+            let message = "too many frames; slow down and retry";
+            self.send_error(ctx, id, ErrorCode::RateLimited, message);
+            return;
+        }
+        match parsed {
             Err(err) => {
                 metrics::incr(&self.state.metrics.protocol_errors_total);
                 self.send(ctx, err.to_error_frame());
