@@ -58,6 +58,26 @@ pub struct GatewayArgs {
     #[arg(long, global = true, env = "IRIS_ADMIN_KEY", hide_env_values = true)]
     pub admin_key: Option<String>,
 
+    /// Most WebSocket connections this node holds; more are refused with HTTP 503.
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_MAX_CONNECTIONS",
+        default_value_t = 100_000
+    )]
+    pub max_connections: i64,
+
+    /// Browser origins allowed to open WebSockets (comma-separated, e.g.
+    /// `https://app.example.com`); connections with another `Origin` header are refused
+    /// with 403. Empty: every origin (apps send none).
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub allowed_origins: Vec<String>,
+
     /// Frames a device may send per second on average; more get `error {code: rate_limited}`.
     #[arg(long, global = true, env = "IRIS_FRAME_RATE", default_value_t = 50)]
     pub frame_rate: u32,
@@ -95,7 +115,7 @@ pub struct GatewayArgs {
 pub const DEFAULT_MEDIA_MAX_BYTES: u64 = 25 * 1024 * 1024;
 
 /// Session timing derived from [`GatewayArgs`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SessionLimits {
     /// Deadline for `hello`.
     pub hello_timeout: Duration,
@@ -109,6 +129,10 @@ pub struct SessionLimits {
     pub max_frame_bytes: usize,
     /// Largest media upload.
     pub media_max_bytes: u64,
+    /// Most connections per node.
+    pub max_connections: i64,
+    /// Allowed browser origins (empty: all).
+    pub allowed_origins: std::sync::Arc<Vec<String>>,
     /// Average text frames per second per connection.
     pub frame_rate: u32,
     /// Text frames allowed at once per connection.
@@ -126,6 +150,14 @@ impl From<&GatewayArgs> for SessionLimits {
             media_max_bytes: args.media_max_bytes,
             frame_rate: args.frame_rate,
             frame_burst: args.frame_burst,
+            max_connections: args.max_connections,
+            allowed_origins: std::sync::Arc::new(
+                args.allowed_origins
+                    .iter()
+                    .map(|origin| origin.trim().trim_end_matches('/').to_owned())
+                    .filter(|origin| !origin.is_empty())
+                    .collect(),
+            ),
         }
     }
 }

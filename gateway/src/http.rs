@@ -28,6 +28,9 @@ async fn websocket(
     stream: web::Payload,
     state: web::Data<GatewayState>,
 ) -> actix_web::Result<HttpResponse> {
+    if let Some(refusal) = refusal(&req, &state) {
+        return Ok(refusal);
+    }
     let id = NEXT_SESSION_ID.fetch_add(1, Ordering::Relaxed);
     // The codec must take a full media chunk plus its header; the session itself holds
     // text messages to the (smaller) text limit.
@@ -35,6 +38,25 @@ async fn websocket(
     ws::WsResponseBuilder::new(Session::new(id, state.get_ref().clone()), &req, stream)
         .frame_size(max_frame)
         .start()
+}
+
+/// Why a WebSocket upgrade is refused, if it is: a browser origin not on the allowlist
+/// (403), or the node at its connection cap (503, so a load balancer tries another node).
+fn refusal(req: &HttpRequest, state: &GatewayState) -> Option<HttpResponse> {
+    let allowed = &state.limits.allowed_origins;
+    if let Some(origin) = req.headers().get("origin").and_then(|o| o.to_str().ok()) {
+        let origin = origin.trim_end_matches('/');
+        if !allowed.is_empty() && !allowed.iter().any(|a| a == origin) {
+            return Some(HttpResponse::Forbidden().body("origin not allowed\n"));
+        }
+    }
+    let open = state.metrics.connections.load(Ordering::Relaxed);
+    if open >= state.limits.max_connections {
+        return Some(
+            HttpResponse::ServiceUnavailable().body("connection limit reached; try another node\n"),
+        );
+    }
+    None
 }
 
 /// Alive: the process answers.
