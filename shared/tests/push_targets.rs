@@ -1,77 +1,23 @@
 //! Integration tests of the push helpers (targets, online devices, jobs stream, sent
 //! markers) against a private, real `redis-server`.
 
+mod support;
+
+use support::Redis;
+
+use redis::aio::MultiplexedConnection;
 use std::collections::{HashMap, HashSet};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use iris_shared::keys::{self, AccountKeys};
 use iris_shared::push::{
     claim_send, enqueue, mark_offline, mark_online, online_devices, remove_target, set_target,
     targets, PushJob, PushKind, PushTarget, ONLINE_TTL_MS,
 };
-use redis::aio::MultiplexedConnection;
 use redis::streams::StreamRangeReply;
 
-const REDIS_SERVER: &str = "/usr/bin/redis-server";
 const ACCOUNT: &str = "alice";
 /// A fixed "now" for the online set: its scores are absolute times.
 const NOW_MS: u64 = 1_700_000_000_000;
-
-/// A `redis-server` on a free port without persistence, killed when dropped.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("binding 127.0.0.1:0")
-            .port();
-        let child = Command::new(REDIS_SERVER)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot start {REDIS_SERVER}: {err}"));
-        let redis = Self { child, port };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        redis
-    }
-
-    async fn connect(&self) -> MultiplexedConnection {
-        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match client.get_multiplexed_async_connection().await {
-                Ok(mut conn) => {
-                    let pong: redis::RedisResult<String> =
-                        redis::cmd("PING").query_async(&mut conn).await;
-                    if pong.is_ok() {
-                        return conn;
-                    }
-                }
-                Err(err) => assert!(Instant::now() < deadline, "cannot connect: {err}"),
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn target(fcm: Option<&str>, ntfy: Option<&str>) -> PushTarget {
     PushTarget {

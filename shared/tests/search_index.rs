@@ -1,72 +1,18 @@
 //! Integration tests of the message search index against a private, real `redis-server`.
 
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
+
+use support::Redis;
+
+use redis::aio::MultiplexedConnection;
 
 use iris_shared::keys::AccountKeys;
 use iris_shared::protocol::enums::Role;
 use iris_shared::protocol::server::SearchHit;
 use iris_shared::search::{index_message, remove_chat, search, IndexedMessage, WORK_BUDGET};
-use redis::aio::MultiplexedConnection;
 
-const REDIS_SERVER: &str = "/usr/bin/redis-server";
 const ACCOUNT: &str = "alice";
 const CHAT: &str = "android:default";
-
-/// A `redis-server` on a free port without persistence, killed when dropped.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("binding 127.0.0.1:0")
-            .port();
-        let child = Command::new(REDIS_SERVER)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot start {REDIS_SERVER}: {err}"));
-        let redis = Self { child, port };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        redis
-    }
-
-    async fn connect(&self) -> MultiplexedConnection {
-        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match client.get_multiplexed_async_connection().await {
-                Ok(mut conn) => {
-                    let pong: redis::RedisResult<String> =
-                        redis::cmd("PING").query_async(&mut conn).await;
-                    if pong.is_ok() {
-                        return conn;
-                    }
-                }
-                Err(err) => assert!(Instant::now() < deadline, "cannot connect: {err}"),
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn message(chat_id: &str, message_id: &str, text: &str, ts: u64) -> IndexedMessage {
     IndexedMessage {

@@ -1,0 +1,66 @@
+//! Test support for the shared crate's integration tests: a private `redis-server` per
+//! test, on a free port, without persistence, killed when dropped.
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use redis::aio::MultiplexedConnection;
+
+const REDIS_SERVER: &str = "/usr/bin/redis-server";
+
+/// A `redis-server` on a free port without persistence, killed when dropped.
+pub struct Redis {
+    child: Child,
+    port: u16,
+}
+
+impl Redis {
+    /// Starts the server and waits until it listens.
+    pub fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("binding 127.0.0.1:0")
+            .port();
+        let child = Command::new(REDIS_SERVER)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {REDIS_SERVER}: {err}"));
+        let redis = Self { child, port };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        redis
+    }
+
+    /// A connection that has answered PING.
+    pub async fn connect(&self) -> MultiplexedConnection {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match client.get_multiplexed_async_connection().await {
+                Ok(mut conn) => {
+                    let pong: redis::RedisResult<String> =
+                        redis::cmd("PING").query_async(&mut conn).await;
+                    if pong.is_ok() {
+                        return conn;
+                    }
+                }
+                Err(err) => assert!(Instant::now() < deadline, "cannot connect: {err}"),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
