@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use iris_shared::keys::AccountKeys;
 
-use super::{auth, backend_error};
+use super::{authorized_connection, backend_error};
 use crate::state::GatewayState;
 
 pub async fn list(
@@ -16,12 +16,9 @@ pub async fn list(
     account: web::Path<String>,
     state: web::Data<GatewayState>,
 ) -> HttpResponse {
-    if let Some(refused) = auth::refusal(&request, &state) {
-        return refused;
-    }
-    let mut conn = match state.redis.get().await {
+    let mut conn = match authorized_connection(&request, &state).await {
         Ok(conn) => conn,
-        Err(err) => return backend_error(err),
+        Err(answer) => return *answer,
     };
     let stored: Result<HashMap<String, String>, _> = redis::cmd("HGETALL")
         .arg(AccountKeys::new(&account).devices())

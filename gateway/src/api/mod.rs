@@ -40,6 +40,22 @@ fn error(
         .json(json!({ "error": { "code": code, "message": message.into() } }))
 }
 
+/// A Redis connection for an authorized request, or the answer to send instead (refused
+/// key, or Redis unreachable).
+async fn authorized_connection(
+    request: &actix_web::HttpRequest,
+    state: &crate::state::GatewayState,
+) -> Result<deadpool_redis::Connection, Box<HttpResponse>> {
+    if let Some(refused) = auth::refusal(request, state) {
+        return Err(Box::new(refused));
+    }
+    state
+        .redis
+        .get()
+        .await
+        .map_err(|err| Box::new(backend_error(err)))
+}
+
 /// The answer when Redis fails.
 fn backend_error(err: impl std::fmt::Display) -> HttpResponse {
     tracing::warn!(%err, "server API: Redis failed");

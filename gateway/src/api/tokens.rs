@@ -6,7 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{auth, backend_error, error};
+use super::{authorized_connection, backend_error, error};
 use crate::state::GatewayState;
 use crate::tokens::{self, TokenError};
 
@@ -32,13 +32,10 @@ pub async fn create(
     body: Option<web::Json<CreateBody>>,
     state: web::Data<GatewayState>,
 ) -> HttpResponse {
-    if let Some(refused) = auth::refusal(&request, &state) {
-        return refused;
-    }
     let name = body.and_then(|b| b.into_inner().name).unwrap_or_default();
-    let mut conn = match state.redis.get().await {
+    let mut conn = match authorized_connection(&request, &state).await {
         Ok(conn) => conn,
-        Err(err) => return backend_error(err),
+        Err(answer) => return *answer,
     };
     match tokens::create(&mut conn, &account, &name).await {
         Ok(token) => {
@@ -54,12 +51,9 @@ pub async fn list(
     account: web::Path<String>,
     state: web::Data<GatewayState>,
 ) -> HttpResponse {
-    if let Some(refused) = auth::refusal(&request, &state) {
-        return refused;
-    }
-    let mut conn = match state.redis.get().await {
+    let mut conn = match authorized_connection(&request, &state).await {
         Ok(conn) => conn,
-        Err(err) => return backend_error(err),
+        Err(answer) => return *answer,
     };
     match tokens::list(&mut conn, &account).await {
         Ok(listed) => HttpResponse::Ok().json(json!({
@@ -77,12 +71,9 @@ pub async fn revoke(
     token: web::Path<String>,
     state: web::Data<GatewayState>,
 ) -> HttpResponse {
-    if let Some(refused) = auth::refusal(&request, &state) {
-        return refused;
-    }
-    let mut conn = match state.redis.get().await {
+    let mut conn = match authorized_connection(&request, &state).await {
         Ok(conn) => conn,
-        Err(err) => return backend_error(err),
+        Err(answer) => return *answer,
     };
     match tokens::revoke_and_disconnect(&mut conn, &token).await {
         Ok(Some(account)) => {
