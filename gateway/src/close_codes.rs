@@ -19,5 +19,8 @@ pub const HEARTBEAT_TIMEOUT: u16 = 4101;
 pub const RESYNC_REQUIRED: u16 = 4102;
 /// The node could not reach Redis to serve this connection. Reconnect and `sync`.
 pub const BACKEND_UNAVAILABLE: u16 = 4103;
+/// The device did not take frames fast enough for longer than the slow-consumer bound.
+/// Reconnect and `sync`: nothing outboxed is lost.
+pub const SLOW_CONSUMER: u16 = 4104;
 /// A WebSocket message exceeded the size limit (standard code).
 pub const MESSAGE_TOO_BIG: u16 = 1009;

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::registry::SendQueueLimits;
+
 /// Settings of the `serve` mode.
 #[derive(Debug, Clone, Args)]
 pub struct GatewayArgs {
@@ -109,6 +111,36 @@ pub struct GatewayArgs {
         default_value_t = DEFAULT_MEDIA_MAX_BYTES
     )]
     pub media_max_bytes: u64,
+
+    /// Bytes of frames queued for one connection before it counts as behind: outboxed
+    /// frames then wait in the outbox and streaming updates are coalesced to the latest.
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_SEND_QUEUE_BYTES",
+        default_value_t = 1024 * 1024
+    )]
+    pub send_queue_bytes: usize,
+
+    /// How long a connection may stay behind before it is closed as a slow consumer
+    /// (close 4104; the device reconnects and `sync`s).
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_SLOW_CONSUMER_MS",
+        default_value_t = 10_000
+    )]
+    pub slow_consumer_ms: u64,
+}
+
+impl GatewayArgs {
+    /// The per-connection send queue limits.
+    pub fn send_queue_limits(&self) -> SendQueueLimits {
+        SendQueueLimits {
+            max_bytes: self.send_queue_bytes.max(1),
+            slow_after: Duration::from_millis(self.slow_consumer_ms),
+        }
+    }
 }
 
 /// Default of `IRIS_MEDIA_MAX_BYTES`: 25 MiB.

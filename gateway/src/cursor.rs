@@ -64,6 +64,9 @@ pub struct DeliveryCursor {
     replay_next: u64,
     /// Live frames waiting for the replay or the first sync, in arrival order.
     held: VecDeque<Arc<RoutedFrame>>,
+    /// Highest seq known to be in the outbox that was not handed over live (the device
+    /// fell behind and the node left it in the outbox); read from there before `held`.
+    owed: u64,
 }
 
 /// The outbox no longer holds a frame a replay needs.
@@ -84,6 +87,7 @@ impl DeliveryCursor {
             replay: None,
             replay_next: 0,
             held: VecDeque::new(),
+            owed: 0,
         }
     }
 
@@ -119,6 +123,30 @@ impl DeliveryCursor {
                 LiveStep::FillGap(range)
             }
         }
+    }
+
+    /// Outboxed frames up to `through` were left in the outbox instead of being handed
+    /// over live (the device fell behind). Returns the range to read now, if the cursor is
+    /// live and not replaying; otherwise the current replay or sync reads it when it ends.
+    pub fn on_skipped(&mut self, through: u64) -> Option<ReplayRange> {
+        self.owed = self.owed.max(through);
+        if self.replay.is_some() || !self.live_started {
+            return None;
+        }
+        self.replay_owed()
+    }
+
+    /// Starts reading what is owed, if anything is.
+    fn replay_owed(&mut self) -> Option<ReplayRange> {
+        if self.owed <= self.delivered {
+            return None;
+        }
+        let range = ReplayRange {
+            after: self.delivered,
+            to: self.owed,
+        };
+        self.begin_replay(range);
+        Some(range)
     }
 
     fn begin_replay(&mut self, range: ReplayRange) {
@@ -217,6 +245,11 @@ impl DeliveryCursor {
             self.delivered = self.delivered.max(range.to);
         }
         self.live_started = true;
+        // Frames left in the outbox precede everything held (held frames of those seqs
+        // turn out duplicates), so they are read first.
+        if let Some(range) = self.replay_owed() {
+            return (Vec::new(), Some(range));
+        }
         let mut to_send = Vec::new();
         while let Some(frame) = self.held.pop_front() {
             match self.route(frame) {
@@ -304,6 +337,38 @@ mod tests {
         assert_eq!(released.len(), 2);
         assert_eq!(released[0].seq, Some(13));
         assert_eq!(gap, None);
+    }
+
+    #[test]
+    fn frames_left_in_the_outbox_are_read_before_the_catch_up_frames() {
+        let mut cursor = DeliveryCursor::new(10);
+        cursor.start_live();
+        assert_eq!(
+            cursor.on_skipped(14),
+            Some(ReplayRange { after: 10, to: 14 })
+        );
+        assert_eq!(cursor.on_live(frame(None)), LiveStep::Held);
+        let page: Vec<_> = (11..=14).map(|s| (*frame(Some(s))).clone()).collect();
+        let (sent, done) = cursor.on_replayed(page, false).unwrap();
+        assert_eq!(seqs(&sent), vec![11, 12, 13, 14]);
+        assert!(done);
+        let (released, gap) = cursor.finish_replay();
+        assert_eq!(released.len(), 1, "the held live frame follows the replay");
+        assert_eq!(gap, None);
+        assert_eq!(cursor.delivered(), 14);
+    }
+
+    #[test]
+    fn frames_skipped_during_a_sync_are_read_when_the_sync_ends() {
+        let mut cursor = DeliveryCursor::new(10);
+        let start = cursor.begin_sync(8, window(10, 1));
+        assert_eq!(start, SyncStart::Replay(ReplayRange { after: 8, to: 10 }));
+        assert_eq!(cursor.on_skipped(12), None, "the sync is still running");
+        let page: Vec<_> = (9..=10).map(|s| (*frame(Some(s))).clone()).collect();
+        cursor.on_replayed(page, false).unwrap();
+        let (released, gap) = cursor.finish_replay();
+        assert!(released.is_empty());
+        assert_eq!(gap, Some(ReplayRange { after: 10, to: 12 }));
     }
 
     #[test]

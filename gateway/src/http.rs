@@ -1,6 +1,8 @@
 //! HTTP routes: `GET /ws` (the protocol), `GET /healthz`, `GET /readyz`, `GET /metrics`.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
@@ -38,6 +40,20 @@ async fn websocket(
     ws::WsResponseBuilder::new(Session::new(id, state.get_ref().clone()), &req, stream)
         .frame_size(max_frame)
         .start()
+}
+
+/// Tunes each accepted TCP connection: data the peer leaves unacknowledged for
+/// `unacked_limit` (a device that stopped reading, or vanished) makes the kernel drop the
+/// connection. A session whose socket is full cannot run its own timers, so this is what
+/// bounds how long such a connection holds its buffers.
+pub fn tune_connection(connection: &dyn Any, unacked_limit: Duration) {
+    let Some(stream) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() else {
+        return;
+    };
+    let socket = socket2::SockRef::from(stream);
+    if let Err(err) = socket.set_tcp_user_timeout(Some(unacked_limit)) {
+        tracing::debug!(%err, "cannot set TCP_USER_TIMEOUT");
+    }
 }
 
 /// Why a WebSocket upgrade is refused, if it is: a browser origin not on the allowlist

@@ -15,6 +15,7 @@
 //! - `rate_limit`: the per-connection frame rate limit.
 
 mod api;
+mod backlog;
 mod close_codes;
 mod config;
 mod cursor;
@@ -23,12 +24,14 @@ mod http;
 mod metrics;
 mod rate_limit;
 mod registry;
+mod send_queue;
 mod session;
 mod state;
 mod tokens;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix::Actor;
 use actix_web::{web, App, HttpServer};
@@ -41,6 +44,7 @@ use iris_shared::media::store::MediaStore;
 use iris_shared::{redis_conn, telemetry};
 
 use crate::config::{GatewayArgs, SessionLimits};
+use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::state::GatewayState;
 
@@ -160,13 +164,20 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
         let media = MediaStore::open(gateway.media_store.as_deref())
             .context("cannot open the media store (IRIS_MEDIA_STORE)")?;
         tracing::info!(store = media.url(), "media store");
-        let registry = Registry::new(node_id.clone(), redis.clone()).start();
+        let metrics: Arc<Metrics> = Arc::default();
+        let registry = Registry::new(
+            node_id.clone(),
+            redis.clone(),
+            gateway.send_queue_limits(),
+            metrics.clone(),
+        )
+        .start();
         let state = GatewayState {
             node_id: node_id.clone(),
             partitions: cluster.partitions,
             redis,
             registry: registry.clone(),
-            metrics: Arc::default(),
+            metrics,
             limits: SessionLimits::from(&gateway),
             delivery_beat: Arc::new(AtomicU64::new(0)),
             draining: Arc::new(AtomicBool::new(false)),
@@ -181,7 +192,9 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
         ));
         let draining = state.draining.clone();
         let data = web::Data::new(state);
+        let unacked_limit = Duration::from_millis(gateway.client_timeout_ms);
         let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::routes))
+            .on_connect(move |connection, _| http::tune_connection(connection, unacked_limit))
             .bind(&gateway.listen)
             .with_context(|| format!("cannot listen on {}", gateway.listen))?
             .disable_signals()

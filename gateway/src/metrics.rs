@@ -43,6 +43,10 @@ gateway_metrics! {
     sync_resets_total: counter = "sync requests answered with reset.",
     replayed_frames_total: counter = "Outbox frames sent by sync replays and gap fills.",
     gap_fills_total: counter = "Seq gaps in live delivery filled from the outbox.",
+    send_queue_overflows_total: counter = "Times a session's send queue was full and it fell behind.",
+    frames_left_in_outbox_total: counter = "Outboxed frames not queued to a lagging session (it replays them).",
+    frames_coalesced_total: counter = "Live-only frames replaced by a newer one (or dropped) for a lagging session.",
+    slow_consumers_total: counter = "Sessions closed for staying behind past the slow-consumer bound.",
 }
 
 /// Adds one to a counter.

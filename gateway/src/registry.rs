@@ -3,10 +3,16 @@
 //!
 //! Sessions are held as `Recipient<Deliver>`, never as the session type, so this actor
 //! knows nothing about WebSockets.
+//!
+//! Backpressure: every frame queued for a session is charged to its [`SendQueue`]. A
+//! session at its queue limit gets no more frames queued; the registry keeps a bounded
+//! [`Backlog`] for it instead and hands it over as [`Backpressure::CatchUp`] once the
+//! queue has drained to half. A session that stays behind longer than the slow-consumer
+//! bound gets [`Backpressure::TooSlow`] and is closed; its device reconnects and `sync`s.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use deadpool_redis::Pool;
@@ -14,6 +20,22 @@ use deadpool_redis::Pool;
 use iris_shared::clock::now_ms;
 use iris_shared::delivery::RoutedFrame;
 use iris_shared::{presence, push};
+
+use crate::backlog::{Backlog, CatchUpFrames, Kept};
+use crate::metrics::{self, Metrics};
+use crate::send_queue::{self, SendQueue};
+
+/// How often lagging sessions are checked for having caught up or being too slow.
+const LAGGING_CHECK_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How much a session may lag before the registry stops queueing for it, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub struct SendQueueLimits {
+    /// Bytes queued for one session before frames go to its backlog instead.
+    pub max_bytes: usize,
+    /// How long a session may stay behind before it is closed as a slow consumer.
+    pub slow_after: Duration,
+}
 
 /// A frame for one session.
 #[derive(Message, Debug, Clone)]
@@ -38,6 +60,26 @@ pub struct Register {
     pub recipient: Recipient<Deliver>,
     /// Where the shutdown notice goes.
     pub drain: Recipient<Restarting>,
+    /// Where catch-up and slow-consumer notices go.
+    pub backpressure: Recipient<Backpressure>,
+    /// The session's send queue, charged for every frame queued to it.
+    pub queue: Arc<SendQueue>,
+}
+
+/// Backpressure notices to a session that fell behind.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub enum Backpressure {
+    /// The session's queue has drained: the frames it is owed (their `bytes` are charged to
+    /// its queue).
+    CatchUp {
+        /// What it missed.
+        frames: CatchUpFrames,
+        /// What the live frames weigh in the send queue.
+        bytes: usize,
+    },
+    /// The session stayed behind past the slow-consumer bound: close it.
+    TooSlow,
 }
 
 /// A session leaves (closed or failed).
@@ -74,6 +116,71 @@ struct SessionHandle {
     device_id: String,
     deliver: Recipient<Deliver>,
     drain: Recipient<Restarting>,
+    backpressure: Recipient<Backpressure>,
+    queue: Arc<SendQueue>,
+    /// Frames owed while the session is behind.
+    backlog: Option<Backlog>,
+    /// Told to close as a slow consumer: nothing more is queued for it.
+    closing: bool,
+}
+
+impl SessionHandle {
+    /// Queues `frame` for the session, or keeps it in the session's backlog.
+    fn offer(&mut self, frame: &Arc<RoutedFrame>, limits: SendQueueLimits, metrics: &Metrics) {
+        if self.closing {
+            if frame.seq.is_some() {
+                metrics::incr(&metrics.frames_left_in_outbox_total);
+            }
+            return;
+        }
+        let weight = send_queue::weight(frame);
+        // Revocation notices close the session: they never wait behind a backlog.
+        let notice = frame.revoked_token.is_some();
+        if self.backlog.is_none() && (notice || self.queue.fits(weight, limits.max_bytes)) {
+            self.queue.charge(weight);
+            self.deliver.do_send(Deliver {
+                frame: frame.clone(),
+            });
+            return;
+        }
+        let backlog = self.backlog.get_or_insert_with(|| {
+            metrics::incr(&metrics.send_queue_overflows_total);
+            Backlog::new(Instant::now())
+        });
+        match backlog.keep(frame.clone()) {
+            Kept::Skipped => metrics::incr(&metrics.frames_left_in_outbox_total),
+            Kept::Live {
+                coalesced,
+                dropped_oldest,
+            } => {
+                if coalesced || dropped_oldest {
+                    metrics::incr(&metrics.frames_coalesced_total);
+                }
+            }
+        }
+    }
+
+    /// A lagging session either catches up (its queue drained to half) or, behind for too
+    /// long, is told to close.
+    fn check_lag(&mut self, now: Instant, limits: SendQueueLimits, metrics: &Metrics) {
+        let Some(backlog) = &self.backlog else { return };
+        if backlog.age(now) >= limits.slow_after {
+            self.backlog = None;
+            self.closing = true;
+            metrics::incr(&metrics.slow_consumers_total);
+            self.backpressure.do_send(Backpressure::TooSlow);
+        } else if self.queue.bytes() <= limits.max_bytes / 2 {
+            let frames = self
+                .backlog
+                .take()
+                .map(Backlog::into_catch_up)
+                .unwrap_or_default();
+            let bytes = frames.live.iter().map(|f| send_queue::weight(f)).sum();
+            self.queue.charge(bytes);
+            self.backpressure
+                .do_send(Backpressure::CatchUp { frames, bytes });
+        }
+    }
 }
 
 /// Sessions of this node by account.
@@ -84,15 +191,39 @@ pub struct Registry {
     redis: Pool,
     /// Account → session id → recipients.
     accounts: HashMap<String, HashMap<u64, SessionHandle>>,
+    /// Send queue limits of every session.
+    limits: SendQueueLimits,
+    /// The node's counters.
+    metrics: Arc<Metrics>,
 }
 
 impl Registry {
     /// A registry for node `node_id`.
-    pub fn new(node_id: Arc<str>, redis: Pool) -> Self {
+    pub fn new(
+        node_id: Arc<str>,
+        redis: Pool,
+        limits: SendQueueLimits,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Self {
             node_id,
             redis,
             accounts: HashMap::new(),
+            limits,
+            metrics,
+        }
+    }
+
+    /// Hands lagging sessions their backlog once they can take it, or closes them.
+    fn check_lagging(&mut self, _ctx: &mut Context<Self>) {
+        let now = Instant::now();
+        let lagging = self
+            .accounts
+            .values_mut()
+            .flat_map(HashMap::values_mut)
+            .filter(|session| session.backlog.is_some());
+        for session in lagging {
+            session.check_lag(now, self.limits, &self.metrics);
         }
     }
 
@@ -146,6 +277,7 @@ impl Actor for Registry {
             Duration::from_millis(presence::RENEW_INTERVAL_MS),
             Self::renew_presence,
         );
+        ctx.run_interval(LAGGING_CHECK_INTERVAL, Self::check_lagging);
     }
 }
 
@@ -162,6 +294,10 @@ impl Handler<Register> for Registry {
                     device_id: msg.device_id.clone(),
                     deliver: msg.recipient,
                     drain: msg.drain,
+                    backpressure: msg.backpressure,
+                    queue: msg.queue,
+                    backlog: None,
+                    closing: false,
                 },
             );
         let redis = self.redis.clone();
@@ -237,13 +373,11 @@ impl Handler<Dispatch> for Registry {
     type Result = ();
 
     fn handle(&mut self, msg: Dispatch, _ctx: &mut Self::Context) {
-        let Some(sessions) = self.accounts.get(&msg.frame.account) else {
+        let Some(sessions) = self.accounts.get_mut(&msg.frame.account) else {
             return;
         };
-        for session in sessions.values() {
-            session.deliver.do_send(Deliver {
-                frame: msg.frame.clone(),
-            });
+        for session in sessions.values_mut() {
+            session.offer(&msg.frame, self.limits, &self.metrics);
         }
     }
 }

@@ -33,6 +33,22 @@ impl ChildProcess {
         }
     }
 
+    /// The OS process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Resident memory now (KiB), from `/proc/<pid>/status`.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .unwrap_or_else(|err| panic!("cannot read the status of {}: {err}", self.name));
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no VmRSS for {}", self.name))
+    }
+
     /// The name the process was started under.
     pub fn name(&self) -> &str {
         &self.name

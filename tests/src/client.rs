@@ -56,6 +56,34 @@ impl Client {
         }
     }
 
+    /// Opens `ws://addr/ws` over a socket with a receive buffer of only `recv_buffer`
+    /// bytes, so a device that stops reading fills up quickly (a slow phone).
+    pub async fn connect_with_small_window(
+        addr: SocketAddr,
+        label: &str,
+        recv_buffer: u32,
+    ) -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+        socket
+            .set_recv_buffer_size(recv_buffer)
+            .expect("setting SO_RCVBUF");
+        let stream = socket
+            .connect(addr)
+            .await
+            .unwrap_or_else(|err| panic!("[{label}] cannot connect to {addr}: {err}"));
+        let url = format!("ws://{addr}/ws");
+        let (ws, _) = tokio_tungstenite::client_async(url.as_str(), MaybeTlsStream::Plain(stream))
+            .await
+            .unwrap_or_else(|err| panic!("[{label}] WebSocket handshake with {url}: {err}"));
+        Self {
+            ws,
+            label: label.to_owned(),
+            next_id: 1,
+            last_seq: None,
+            recv_timeout: DEFAULT_RECV_TIMEOUT,
+        }
+    }
+
     /// Changes how long `recv` and the helpers built on it wait for each frame.
     pub fn set_recv_timeout(&mut self, timeout: Duration) {
         self.recv_timeout = timeout;

@@ -235,6 +235,25 @@ impl Cluster {
         self.gateways[index].process.terminate();
     }
 
+    /// Resident memory of gateway `index` (KiB).
+    pub fn gateway_rss_kib(&self, index: usize) -> u64 {
+        self.gateways[index].process.rss_kib()
+    }
+
+    /// The value of series `iris_gateway_<name>` on gateway `index`'s `/metrics`.
+    pub async fn gateway_metric(&self, index: usize, name: &str) -> i64 {
+        let response = http_probe::get(self.gateway_addr(index), "/metrics")
+            .await
+            .expect("GET /metrics");
+        let series = format!("iris_gateway_{name} ");
+        response
+            .body
+            .lines()
+            .find_map(|line| line.strip_prefix(series.as_str()))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no series {series} in /metrics:\n{}", response.body))
+    }
+
     /// Crashes the cluster's Redis (SIGKILL).
     pub fn kill_redis(&mut self) {
         self.redis.kill();

@@ -10,6 +10,7 @@
 //! Media requests and chunks are the exception: once paired they are served at once, even
 //! during a replay (see `media.rs`).
 
+mod backpressure;
 mod history;
 mod media;
 mod media_pull;
@@ -39,9 +40,14 @@ use crate::cursor::{DeliveryCursor, LiveStep};
 use crate::metrics;
 use crate::rate_limit::TokenBucket;
 use crate::registry::{Deliver, Restarting, Unregister};
+use crate::send_queue::{self, SendQueue};
 use crate::state::GatewayState;
 
 use replay::ReplayPurpose;
+
+/// Most requests that may wait for a pairing, sync or replay to finish; more are refused
+/// with `rate_limited`, so a device cannot make its session hold unbounded input.
+const MAX_DEFERRED: usize = 256;
 
 /// Where the session is in its life.
 enum Phase {
@@ -95,6 +101,10 @@ pub struct Session {
     frame_budget: TokenBucket,
     /// Media uploads and pulls in progress.
     media: media::MediaTransfers,
+    /// Bytes the registry queued for this session and it has not handled yet.
+    send_queue: Arc<SendQueue>,
+    /// Highest outboxed seq left in the outbox for this session before its cursor existed.
+    skipped_early: Option<u64>,
 }
 
 impl Session {
@@ -115,6 +125,8 @@ impl Session {
             serving: false,
             frame_budget,
             media: media::MediaTransfers::default(),
+            send_queue: Arc::default(),
+            skipped_early: None,
         }
     }
 
@@ -224,6 +236,11 @@ impl Session {
             Ok(frame) if self.is_blocked() && self.is_media_request(&frame) => {
                 self.handle_media(frame, ctx);
             }
+            Ok(frame) if self.is_blocked() && self.deferred.len() >= MAX_DEFERRED => {
+                metrics::incr(&self.state.metrics.rate_limited_total);
+                let message = "too many requests waiting; wait for answers and retry";
+                self.send_error(ctx, frame.id, ErrorCode::RateLimited, message);
+            }
             Ok(frame) if self.is_blocked() => self.deferred.push_back(frame),
             Ok(frame) => self.handle_request(frame, ctx),
         }
@@ -291,6 +308,7 @@ impl Handler<Deliver> for Session {
     type Result = ();
 
     fn handle(&mut self, msg: Deliver, ctx: &mut Self::Context) {
+        self.send_queue.release(send_queue::weight(&msg.frame));
         if let Some(revoked) = &msg.frame.revoked_token {
             let mine = self
                 .device
@@ -307,11 +325,19 @@ impl Handler<Deliver> for Session {
             }
             return;
         }
+        self.accept_live(msg.frame, ctx);
+    }
+}
+
+impl Session {
+    /// A frame for this device's account arrived live: it is sent, held or dropped as the
+    /// delivery cursor says.
+    fn accept_live(&mut self, frame: Arc<RoutedFrame>, ctx: &mut ws::WebsocketContext<Self>) {
         let Some(cursor) = self.cursor.as_mut() else {
-            self.early.push(msg.frame);
+            self.early.push(frame);
             return;
         };
-        match cursor.on_live(msg.frame) {
+        match cursor.on_live(frame) {
             LiveStep::Send(frame) => self.send_routed(ctx, &frame),
             LiveStep::FillGap(range) => {
                 metrics::incr(&self.state.metrics.gap_fills_total);

@@ -149,6 +149,8 @@ impl Session {
         let registry = self.state.registry.clone();
         let recipient = ctx.address().recipient();
         let drain = ctx.address().recipient();
+        let backpressure = ctx.address().recipient();
+        let queue = self.send_queue.clone();
         let session_id = self.id;
         let device_for_load = device_id.clone();
         let node = self.state.node_id.to_string();
@@ -166,6 +168,8 @@ impl Session {
                     session_id,
                     recipient,
                     drain,
+                    backpressure,
+                    queue,
                 })
                 .await
                 .map_err(|err| PairingError::Backend(err.to_string()))??;
@@ -246,6 +250,9 @@ impl Session {
         let mut cursor = DeliveryCursor::new(paired.head);
         for frame in self.early.drain(..) {
             cursor.on_live(frame);
+        }
+        if let Some(through) = self.skipped_early.take() {
+            cursor.on_skipped(through);
         }
         self.cursor = Some(cursor);
         ctx.run_later(self.state.limits.sync_grace, |act, ctx| {

@@ -10,7 +10,8 @@
 //! - [`parse`]: turning an app's text frame into an [`AppFrame`] or a [`ProtocolError`].
 //! - [`error`]: [`ProtocolError`], which remembers the request id so the answer can carry it.
 //! - [`enums`]: the closed string vocabularies of the contract (roles, error codes, kinds, ...).
-//! - [`reliability`]: which frame types must never be dropped under backpressure.
+//! - [`reliability`]: which frame types must never be dropped under backpressure, and which
+//!   may be coalesced.
 //! - [`chat_id`]: the shape of chat ids and the default chat.
 
 pub mod app;
@@ -37,7 +38,7 @@ pub use enums::{
 pub use envelope::PROTOCOL_VERSION;
 pub use error::{ProtocolError, ProtocolErrorKind};
 pub use parse::parse_app_frame;
-pub use reliability::is_never_dropped_type;
+pub use reliability::{backpressure_role, is_never_dropped_type, BackpressureRole, StreamKey};
 pub use server::{
     AgentBusy, AgentIdle, Channel, ChannelDeleted, ChannelList, ChannelRenamed, ChoiceOption,
     CommandInfo, CommandMatch, CommandsCatalog, CommandsComplete, Commentary, ErrorPayload,
