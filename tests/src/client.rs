@@ -38,22 +38,33 @@ pub struct Client {
     next_id: u64,
     last_seq: Option<u64>,
     recv_timeout: Duration,
+    /// Whether a seq that does not increase fails the test at once (otherwise the caller
+    /// counts it).
+    strict_seq_order: bool,
 }
 
 impl Client {
     /// Opens `ws://addr/ws`; `label` names the device in failure messages.
     pub async fn connect(addr: SocketAddr, label: &str) -> Self {
+        Self::try_connect(addr, label)
+            .await
+            .unwrap_or_else(|err| panic!("[{label}] cannot connect to ws://{addr}/ws: {err}"))
+    }
+
+    /// Opens `ws://addr/ws`, or says why it could not.
+    pub async fn try_connect(addr: SocketAddr, label: &str) -> Result<Self, String> {
         let url = format!("ws://{addr}/ws");
         let (ws, _) = tokio_tungstenite::connect_async(&url)
             .await
-            .unwrap_or_else(|err| panic!("[{label}] cannot connect to {url}: {err}"));
-        Self {
+            .map_err(|err| err.to_string())?;
+        Ok(Self {
             ws,
             label: label.to_owned(),
             next_id: 1,
             last_seq: None,
             recv_timeout: DEFAULT_RECV_TIMEOUT,
-        }
+            strict_seq_order: true,
+        })
     }
 
     /// Opens `ws://addr/ws` over a socket with a receive buffer of only `recv_buffer`
@@ -63,25 +74,40 @@ impl Client {
         label: &str,
         recv_buffer: u32,
     ) -> Self {
-        let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+        Self::try_connect_with_small_window(addr, label, recv_buffer)
+            .await
+            .unwrap_or_else(|err| panic!("[{label}] cannot connect to ws://{addr}/ws: {err}"))
+    }
+
+    /// [`Client::connect_with_small_window`], or why it could not connect.
+    pub async fn try_connect_with_small_window(
+        addr: SocketAddr,
+        label: &str,
+        recv_buffer: u32,
+    ) -> Result<Self, String> {
+        let socket = tokio::net::TcpSocket::new_v4().map_err(|err| err.to_string())?;
         socket
             .set_recv_buffer_size(recv_buffer)
-            .expect("setting SO_RCVBUF");
-        let stream = socket
-            .connect(addr)
-            .await
-            .unwrap_or_else(|err| panic!("[{label}] cannot connect to {addr}: {err}"));
+            .map_err(|err| err.to_string())?;
+        let stream = socket.connect(addr).await.map_err(|err| err.to_string())?;
         let url = format!("ws://{addr}/ws");
         let (ws, _) = tokio_tungstenite::client_async(url.as_str(), MaybeTlsStream::Plain(stream))
             .await
-            .unwrap_or_else(|err| panic!("[{label}] WebSocket handshake with {url}: {err}"));
-        Self {
+            .map_err(|err| err.to_string())?;
+        Ok(Self {
             ws,
             label: label.to_owned(),
             next_id: 1,
             last_seq: None,
             recv_timeout: DEFAULT_RECV_TIMEOUT,
-        }
+            strict_seq_order: true,
+        })
+    }
+
+    /// Lets seqs arrive out of order without failing the test on the spot, for callers
+    /// that count every violation themselves (the chaos suite).
+    pub fn count_seq_order_myself(&mut self) {
+        self.strict_seq_order = false;
     }
 
     /// Changes how long `recv` and the helpers built on it wait for each frame.
@@ -108,6 +134,12 @@ impl Client {
             .send(Message::text(text))
             .await
             .unwrap_or_else(|err| panic!("[{label}] cannot send {text}: {err}"));
+    }
+
+    /// Sends a JSON frame; `false` if the connection is gone (no panic: for callers that
+    /// expect connections to break).
+    pub async fn try_send(&mut self, frame: &Value) -> bool {
+        self.ws.send(Message::text(frame.to_string())).await.is_ok()
     }
 
     /// Sends a JSON frame.
@@ -172,7 +204,7 @@ impl Client {
             panic!("[{label}] frame violates the contract: {errors:#?}\n{frame:#}");
         }
         if let Some(seq) = seq_of(&frame) {
-            if let Some(last) = self.last_seq {
+            if let Some(last) = self.last_seq.filter(|_| self.strict_seq_order) {
                 assert!(
                     seq > last,
                     "[{label}] seq {seq} arrived after seq {last} (duplicate or out of order): {frame}"

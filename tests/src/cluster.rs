@@ -37,6 +37,11 @@ pub struct Cluster {
     redis: RedisServer,
     gateways: Vec<GatewayNode>,
     workers: Vec<ChildProcess>,
+    /// Extra environment of every gateway and every worker (kept for restarts).
+    gateway_env: Vec<(String, String)>,
+    worker_env: Vec<(String, String)>,
+    /// Processes started so far, naming the log of each restart apart.
+    starts: usize,
     /// Declared last: dropped after the processes, kept on failure for their logs.
     scratch: ScratchDir,
 }
@@ -59,13 +64,19 @@ impl Cluster {
             redis,
             gateways: Vec::new(),
             workers: Vec::new(),
+            gateway_env: spec.gateway_env.clone(),
+            worker_env: spec.worker_env.clone(),
+            starts: 0,
             scratch,
         };
         for index in 0..spec.gateways {
-            cluster.start_gateway(index, &spec.gateway_env);
+            let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+            let process = cluster.spawn_gateway(index, addr);
+            cluster.gateways.push(GatewayNode { addr, process });
         }
         for index in 0..spec.workers {
-            cluster.start_worker(index, &spec.worker_env);
+            let process = cluster.spawn_worker(index);
+            cluster.workers.push(process);
         }
         for index in 0..spec.gateways {
             cluster.wait_gateway_ready(index).await;
@@ -88,20 +99,75 @@ impl Cluster {
         command
     }
 
-    fn start_gateway(&mut self, index: usize, env: &[(String, String)]) {
-        let node_id = gateway_node_id(index);
-        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let mut command = self.node_command(GATEWAY, &node_id, env);
-        command.arg("serve").env("IRIS_LISTEN", addr.to_string());
-        let process = ChildProcess::spawn(&node_id, command, self.scratch.path());
-        self.gateways.push(GatewayNode { addr, process });
+    /// The log name of a node's process: its node id, then the restart count if restarted.
+    fn process_name(&mut self, node_id: &str) -> String {
+        self.starts += 1;
+        let earlier = self
+            .gateways
+            .iter()
+            .map(|g| g.process.name())
+            .chain(self.workers.iter().map(ChildProcess::name))
+            .any(|name| name == node_id);
+        if earlier {
+            format!("{node_id}.{}", self.starts)
+        } else {
+            node_id.to_owned()
+        }
     }
 
-    fn start_worker(&mut self, index: usize, env: &[(String, String)]) {
+    fn spawn_gateway(&mut self, index: usize, addr: SocketAddr) -> ChildProcess {
+        let node_id = gateway_node_id(index);
+        let name = self.process_name(&node_id);
+        let mut command = self.node_command(GATEWAY, &node_id, &self.gateway_env);
+        command.arg("serve").env("IRIS_LISTEN", addr.to_string());
+        ChildProcess::spawn(&name, command, self.scratch.path())
+    }
+
+    fn spawn_worker(&mut self, index: usize) -> ChildProcess {
         let node_id = worker_node_id(index);
-        let command = self.node_command(WORKER, &node_id, env);
-        let process = ChildProcess::spawn(&node_id, command, self.scratch.path());
-        self.workers.push(process);
+        let name = self.process_name(&node_id);
+        let command = self.node_command(WORKER, &node_id, &self.worker_env);
+        ChildProcess::spawn(&name, command, self.scratch.path())
+    }
+
+    /// Number of gateways.
+    pub fn gateway_count(&self) -> usize {
+        self.gateways.len()
+    }
+
+    /// Number of workers.
+    pub fn worker_count(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Whether gateway `index`'s process has ended.
+    pub fn gateway_exited(&mut self, index: usize) -> bool {
+        self.gateways[index].process.exit_status().is_some()
+    }
+
+    /// Crashes gateway `index` (SIGKILL: its sessions just break).
+    pub fn kill_gateway(&mut self, index: usize) {
+        self.gateways[index].process.kill();
+    }
+
+    /// Starts gateway `index` again on its old address (after a kill or a drain) and waits
+    /// until it is ready.
+    pub async fn restart_gateway(&mut self, index: usize) {
+        self.gateways[index].process.kill();
+        let addr = self.gateways[index].addr;
+        self.gateways[index].process = self.spawn_gateway(index, addr);
+        self.wait_gateway_ready(index).await;
+    }
+
+    /// Starts worker `index` again (after a kill or a drain).
+    pub fn restart_worker(&mut self, index: usize) {
+        self.workers[index].kill();
+        self.workers[index] = self.spawn_worker(index);
+    }
+
+    /// Waits until every worker is registered and every partition has a lease holder.
+    pub async fn wait_workers_serving(&mut self) {
+        self.wait_workers_ready().await;
     }
 
     async fn wait_gateway_ready(&mut self, index: usize) {

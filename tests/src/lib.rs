@@ -17,8 +17,10 @@
 //! - [`frames`]: reading fields of received frames.
 //! - [`client`]: a WebSocket client that checks every frame it receives.
 //! - [`turn`]: what a complete streamed agent turn looks like to a device.
+//! - [`chaos`]: devices talking through injected faults, and the count of what they lost.
 
 pub mod binaries;
+pub mod chaos;
 pub mod child_process;
 pub mod client;
 pub mod cluster;
