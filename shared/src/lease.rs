@@ -72,6 +72,16 @@ pub async fn release<C: ConnectionLike + Send>(
     Ok(())
 }
 
+/// Tells every worker that leases were given up, so they take the free partitions now
+/// rather than at their next periodic tick.
+pub async fn announce_released<C: ConnectionLike + Send>(conn: &mut C) -> redis::RedisResult<()> {
+    redis::cmd("PUBLISH")
+        .arg(keys::leases_released())
+        .arg("1")
+        .query_async(conn)
+        .await
+}
+
 /// Raises the fence of `chat_id` to `fence`; `false` means a newer owner already wrote.
 pub async fn claim_chat<C: ConnectionLike + Send>(
     conn: &mut C,
