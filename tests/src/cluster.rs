@@ -269,7 +269,10 @@ impl Cluster {
             let holders = self.lease_holders();
             let share_of = |index: usize| {
                 let node = worker_node_id(index);
-                holders.iter().filter(|h| h.as_deref() == Some(&node)).count()
+                holders
+                    .iter()
+                    .filter(|h| h.as_deref() == Some(&node))
+                    .count()
             };
             let fair = self.partitions as usize / workers.max(1);
             if holders.iter().all(Option::is_some) && (0..workers).all(|i| share_of(i) == fair) {

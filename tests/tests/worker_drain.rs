@@ -70,7 +70,10 @@ fn watch_handover(redis_port: u16, leaving: String, survivor: String) -> JoinHan
                     survivor_holds_all: now,
                 };
             }
-            assert!(now < deadline, "the survivor never held every partition: {holders:?}");
+            assert!(
+                now < deadline,
+                "the survivor never held every partition: {holders:?}"
+            );
             std::thread::sleep(LEASE_POLL);
         }
     })

@@ -132,9 +132,15 @@ async fn wait_until_pending_on(cluster: &Cluster, consumer: &str, count: i64) {
     let stream = keys::inbound(partition_of(ACCOUNT, DEFAULT_CHAT, PARTITIONS));
     let deadline = Instant::now() + TAKEOVER_WAIT;
     loop {
-        let reply = cluster
-            .redis()
-            .command(&["XPENDING", &stream, keys::WORKER_GROUP, "-", "+", "10", consumer]);
+        let reply = cluster.redis().command(&[
+            "XPENDING",
+            &stream,
+            keys::WORKER_GROUP,
+            "-",
+            "+",
+            "10",
+            consumer,
+        ]);
         let pending = match reply {
             Ok(Reply::Array(entries)) => entries.len() as i64,
             _ => 0,

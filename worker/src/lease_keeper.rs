@@ -61,6 +61,11 @@ pub struct LeaseKeeper {
     lost: Recipient<PartitionsLost>,
     /// Set by [`BeginDrain`]: renew only.
     draining: bool,
+    /// A tick is running; another asked for meanwhile waits for it (ticks work from a
+    /// snapshot of the held leases, so two at once would both report the same loss).
+    ticking: bool,
+    /// Another tick was asked for while one ran.
+    tick_again: bool,
 }
 
 impl LeaseKeeper {
@@ -83,6 +88,8 @@ impl LeaseKeeper {
             owned,
             lost,
             draining: false,
+            ticking: false,
+            tick_again: false,
         }
     }
 
@@ -101,6 +108,11 @@ impl LeaseKeeper {
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
+        if self.ticking {
+            self.tick_again = true;
+            return;
+        }
+        self.ticking = true;
         let state = TickInput {
             node_id: self.node_id.clone(),
             partitions: self.partitions,
@@ -112,25 +124,35 @@ impl LeaseKeeper {
         ctx.wait(
             async move { run_tick(&redis, state).await }
                 .into_actor(self)
-                .map(|result, act, _ctx| match result {
-                    Ok(outcome) => {
-                        act.held = outcome.held.into_iter().map(|l| (l.partition, l)).collect();
-                        act.last_renewed = Instant::now();
-                        act.publish_owned();
-                        act.report_lost(outcome.lost);
-                    }
-                    Err(err) => {
-                        tracing::warn!(%err, "lease tick failed");
-                        if act.last_renewed.elapsed() >= act.ttl && !act.held.is_empty() {
-                            tracing::warn!("leases not renewed within their TTL; giving them up");
-                            let lost = act.held.keys().copied().collect();
-                            act.held.clear();
-                            act.publish_owned();
-                            act.report_lost(lost);
-                        }
+                .map(|result, act, ctx| {
+                    act.ticking = false;
+                    act.apply_tick(result);
+                    if std::mem::take(&mut act.tick_again) {
+                        act.tick(ctx);
                     }
                 }),
         );
+    }
+
+    fn apply_tick(&mut self, result: Result<TickOutcome, String>) {
+        match result {
+            Ok(outcome) => {
+                self.held = outcome.held.into_iter().map(|l| (l.partition, l)).collect();
+                self.last_renewed = Instant::now();
+                self.publish_owned();
+                self.report_lost(outcome.lost);
+            }
+            Err(err) => {
+                tracing::warn!(%err, "lease tick failed");
+                if self.last_renewed.elapsed() >= self.ttl && !self.held.is_empty() {
+                    tracing::warn!("leases not renewed within their TTL; giving them up");
+                    let lost = self.held.keys().copied().collect();
+                    self.held.clear();
+                    self.publish_owned();
+                    self.report_lost(lost);
+                }
+            }
+        }
     }
 
     fn report_lost(&self, partitions: Vec<Partition>) {
