@@ -116,3 +116,76 @@ async fn wait_for_log(cluster: &Cluster, index: usize, needle: &str) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Proves that an entry a former owner read after losing its lease (here a consumer that
+/// is not the owner reads it while the owner is frozen, as a paused worker does on waking)
+/// is not left pending on it forever: the owner claims it in its sweep and the device gets
+/// the whole answer.
+#[tokio::test]
+async fn a_message_read_by_a_former_owner_is_claimed_and_answered_by_the_owner() {
+    let spec = ClusterSpec::default()
+        .workers(1)
+        .partitions(PARTITIONS)
+        .worker_env("IRIS_ECHO_DELAY_MS", "0")
+        .worker_env("IRIS_LEASE_TTL_MS", "20000");
+    let mut cluster = Cluster::start("worker-strays", spec).await;
+    let token = cluster.create_token(ACCOUNT);
+    let mut phone = cluster.connect(0, "phone").await;
+    phone.pair(&token, "phone-1").await;
+    phone.set_recv_timeout(TAKEOVER_WAIT);
+
+    cluster.pause_worker(0);
+    wait_until_no_blocked_read(&cluster).await;
+    let text = "read by the wrong worker";
+    let request_id = phone.send_message(text).await;
+    let stream = iris_shared::keys::inbound(partition_of(ACCOUNT, DEFAULT_CHAT, PARTITIONS));
+    let deadline = Instant::now() + TAKEOVER_WAIT;
+    loop {
+        let read = cluster.redis().command(&[
+            "XREADGROUP",
+            "GROUP",
+            iris_shared::keys::WORKER_GROUP,
+            "worker-former",
+            "COUNT",
+            "10",
+            "STREAMS",
+            &stream,
+            ">",
+        ]);
+        if matches!(read, Ok(iris_tests::resp::Reply::Array(ref streams)) if !streams.is_empty()) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the message never reached {stream}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cluster.resume_worker(0);
+
+    let turn = phone.collect_turn().await;
+    assert_whole_streamed_turn("phone", &turn, text, Some(request_id));
+}
+
+/// Waits until no client is blocked in `XREADGROUP` (a frozen worker's last read ended).
+async fn wait_until_no_blocked_read(cluster: &Cluster) {
+    let deadline = Instant::now() + TAKEOVER_WAIT;
+    loop {
+        let clients = cluster.redis().command(&["CLIENT", "LIST"]);
+        let listing = match &clients {
+            Ok(reply) => reply.text().unwrap_or_default().to_owned(),
+            Err(_) => String::new(),
+        };
+        let blocked = listing
+            .lines()
+            .any(|line| line.contains("cmd=xreadgroup") && line.contains("flags=b "));
+        if !blocked && !listing.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a read stayed blocked: {listing}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -8,9 +8,14 @@
 //! A change of owned partitions cuts the current blocking read short (`CLIENT UNBLOCK`
 //! from a pooled connection), so a gained partition is taken over at once and a drain
 //! (which hides every partition) stops reading at once.
+//!
+//! Entries are handed on only while this worker still holds the partition's lease (a
+//! worker that was paused may read once more before its lease keeper notices the loss);
+//! entries left that way on a former owner are claimed by the owner's sweep
+//! (`inbox_strays`).
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::Addr;
 use deadpool_redis::Pool;
@@ -18,10 +23,12 @@ use redis::streams::{StreamAutoClaimReply, StreamReadReply};
 use tokio::sync::watch;
 
 use iris_shared::inbound::{InboundEntry, InboundRequest};
+use iris_shared::lease::{self, HeldLease};
 use iris_shared::partition::Partition;
 use iris_shared::{keys, redis_conn};
 
 use crate::directory::{ChatDirectory, Dispatch};
+use crate::inbox_strays::claim_strays;
 
 /// Longest a read blocks (a change of owned partitions cuts it short).
 const BLOCK_MS: u64 = 1_000;
@@ -31,6 +38,8 @@ const WAKE_ATTEMPTS: u32 = 5;
 const WAKE_RETRY: Duration = Duration::from_millis(20);
 /// Most entries taken per read or claim.
 const BATCH: usize = 100;
+/// How often owned partitions are swept for entries left on former owners.
+const STRAY_SWEEP_INTERVAL: Duration = Duration::from_secs(2);
 /// Pause before reconnecting after a Redis error.
 const RETRY_DELAY: Duration = Duration::from_millis(500);
 
@@ -101,6 +110,7 @@ async fn follow(
     prepared: &mut Owned,
     directory: &Addr<ChatDirectory>,
 ) -> redis::RedisResult<()> {
+    let mut last_sweep = Instant::now();
     loop {
         let current = owned.borrow_and_update().clone();
         if current.is_empty() {
@@ -115,6 +125,14 @@ async fn follow(
             if let std::collections::hash_map::Entry::Vacant(slot) = prepared.entry(partition) {
                 take_over(conn, node_id, partition, fence, directory).await?;
                 slot.insert(fence);
+            }
+        }
+        if last_sweep.elapsed() >= STRAY_SWEEP_INTERVAL {
+            last_sweep = Instant::now();
+            for (&partition, &fence) in &current {
+                for entry in claim_strays(conn, node_id, partition).await? {
+                    dispatch(directory, partition, fence, &entry);
+                }
             }
         }
         let mut partitions: Vec<Partition> = current.keys().copied().collect();
@@ -144,6 +162,15 @@ async fn follow(
                 continue;
             };
             let fence = current[&partition];
+            if !lease::holds(conn, HeldLease { partition, fence }, node_id).await? {
+                tracing::warn!(
+                    partition,
+                    fence,
+                    entries = stream.ids.len(),
+                    "read after the lease was lost; left to the new owner"
+                );
+                continue;
+            }
             for entry in stream.ids {
                 dispatch(directory, partition, fence, &entry);
             }

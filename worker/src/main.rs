@@ -6,6 +6,7 @@
 //! - `lease_keeper`: the actor that keeps this worker's fair share of partition leases.
 //! - `lease_watch`: wakes the lease keeper when another worker gives leases up.
 //! - `inbox`: the one blocking read over owned partitions; takeover of pending entries.
+//! - `inbox_strays`: claiming entries a former owner read after losing its lease.
 //! - `directory`: the actor that starts, routes to and retires chat actors.
 //! - `chat`: the chat actor, one per active chat.
 //! - `turn`: one agent turn as protocol frames, written exactly once.
@@ -23,6 +24,7 @@ mod config;
 mod conversation;
 mod directory;
 mod inbox;
+mod inbox_strays;
 mod lease_keeper;
 mod lease_watch;
 mod pickers;
