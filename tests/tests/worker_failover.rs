@@ -10,10 +10,11 @@ use iris_shared::partition::partition_of;
 use iris_tests::client::DEFAULT_CHAT;
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::{worker_node_id, ClusterSpec};
-use iris_tests::frames::id_of;
+use iris_tests::frames::{id_of, type_of};
 use iris_tests::resp::Reply;
 use iris_tests::turn::{
-    assert_interrupted_turn, assert_whole_streamed_turn, is_stop_answering, is_user_message,
+    assert_interrupted_turn, assert_whole_streamed_turn, is_interrupted_stop, is_stop_answering,
+    is_user_message,
 };
 
 const ACCOUNT: &str = "alice";
@@ -115,12 +116,12 @@ async fn a_message_read_but_not_begun_by_a_killed_worker_is_answered_normally_by
     frames.extend(phone.recv_until("agent.idle").await);
     let stop_of_first = frames
         .iter()
-        .position(|f| iris_tests::turn::is_interrupted_stop(f))
+        .position(is_interrupted_stop)
         .unwrap_or_else(|| panic!("no interrupted stop: {frames:#?}"));
     let first_idle = stop_of_first
         + frames[stop_of_first..]
             .iter()
-            .position(|f| iris_tests::frames::type_of(f) == "agent.idle")
+            .position(|f| type_of(f) == "agent.idle")
             .unwrap_or_else(|| panic!("no agent.idle after the interrupted stop: {frames:#?}"));
     assert_interrupted_turn("phone", &frames[..=first_idle], LONG_TEXT);
     assert_whole_streamed_turn("phone", &frames[first_idle + 1..], queued, Some(queued_id));
