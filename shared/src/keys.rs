@@ -39,6 +39,7 @@
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
+//! | `iris:leases:released` | pub/sub channel | a worker gave leases up: the others look for free partitions at once |
 //! | `iris:agent` | hash | what the workers' upstream agent can do (announced in `hello.ack`) |
 //! | `iris:node:<id>:deliver` | stream | frames for the devices gateway node `id` holds |
 //! | `iris:push:jobs` | stream | push notifications to send (group `pushers`, see [`crate::push`]) |
@@ -205,6 +206,11 @@ pub fn lease_fence(partition: Partition) -> String {
 /// Live worker nodes.
 pub fn workers() -> String {
     format!("{PREFIX}:workers")
+}
+
+/// Pub/sub channel on which a worker announces that it gave partition leases up.
+pub fn leases_released() -> String {
+    format!("{PREFIX}:leases:released")
 }
 
 /// What the workers' upstream agent can do.

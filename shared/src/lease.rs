@@ -58,6 +58,19 @@ pub async fn renew<C: ConnectionLike + Send>(
     Ok(renewed == 1)
 }
 
+/// Whether `node` still holds `lease` (same fencing token).
+pub async fn holds<C: ConnectionLike + Send>(
+    conn: &mut C,
+    lease: HeldLease,
+    node: &str,
+) -> redis::RedisResult<bool> {
+    let holder: Option<String> = redis::cmd("GET")
+        .arg(keys::lease(lease.partition))
+        .query_async(conn)
+        .await?;
+    Ok(holder.as_deref() == Some(holder_value(node, lease.fence).as_str()))
+}
+
 /// Gives a held lease up so another worker can take it at once.
 pub async fn release<C: ConnectionLike + Send>(
     conn: &mut C,
@@ -70,6 +83,16 @@ pub async fn release<C: ConnectionLike + Send>(
         .invoke_async(conn)
         .await?;
     Ok(())
+}
+
+/// Tells every worker that leases were given up, so they take the free partitions now
+/// rather than at their next periodic tick.
+pub async fn announce_released<C: ConnectionLike + Send>(conn: &mut C) -> redis::RedisResult<()> {
+    redis::cmd("PUBLISH")
+        .arg(keys::leases_released())
+        .arg("1")
+        .query_async(conn)
+        .await
 }
 
 /// Raises the fence of `chat_id` to `fence`; `false` means a newer owner already wrote.

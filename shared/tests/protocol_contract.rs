@@ -67,6 +67,10 @@ fn strict_payload_schema(direction: &str, type_name: &str) -> Value {
         // Documented extension of the contract: the device's cursor could not be served.
         schema["properties"]["reset"] = json!({ "type": "boolean" });
     }
+    if (direction, type_name) == (SERVER_TO_APP, "message.stop") {
+        // Documented extension of the contract: the turn was cut off by a stopped worker.
+        schema["properties"]["interrupted"] = json!({ "type": "boolean" });
+    }
     close_objects(&mut schema);
     schema
 }
@@ -190,6 +194,7 @@ fn example_server_bodies() -> Vec<ServerBody> {
             reasoning: text("Thinking it over."),
             model: text("claude-sonnet"),
             tokens: Some(88),
+            interrupted: Some(true),
         }
         .into(),
         Commentary {

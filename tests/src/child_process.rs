@@ -62,10 +62,21 @@ impl ChildProcess {
 
     /// Asks the process to stop (SIGTERM: an orderly shutdown).
     pub fn terminate(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .arg("-TERM")
+        self.signal("TERM");
+    }
+
+    /// Sends the process signal `name` (`TERM`, `STOP`, `CONT`, ...) with `kill(1)`.
+    pub fn signal(&self, name: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
             .arg(self.child.id().to_string())
             .status();
+        assert!(
+            status.is_ok_and(|status| status.success()),
+            "kill -{name} {} ({}) failed",
+            self.child.id(),
+            self.name
+        );
     }
 
     /// The exit status, if the process has ended.
@@ -76,6 +87,11 @@ impl ChildProcess {
     /// Where its output goes.
     pub fn log_path(&self) -> &Path {
         &self.log_path
+    }
+
+    /// Its whole output so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
     }
 
     /// The last `lines` lines of its output.

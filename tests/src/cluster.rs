@@ -296,6 +296,62 @@ impl Cluster {
         self.workers[index].kill();
     }
 
+    /// Asks worker `index` to shut down in order (SIGTERM: it drains and releases).
+    pub fn terminate_worker(&mut self, index: usize) {
+        self.workers[index].terminate();
+    }
+
+    /// Freezes worker `index` (SIGSTOP): it holds its connections but does nothing.
+    pub fn pause_worker(&mut self, index: usize) {
+        self.workers[index].signal("STOP");
+    }
+
+    /// Lets a frozen worker `index` go on (SIGCONT).
+    pub fn resume_worker(&mut self, index: usize) {
+        self.workers[index].signal("CONT");
+    }
+
+    /// Whether worker `index` has exited.
+    pub fn worker_exited(&mut self, index: usize) -> bool {
+        self.workers[index].exit_status().is_some()
+    }
+
+    /// Worker `index`'s log so far.
+    pub fn worker_log(&self, index: usize) -> String {
+        self.workers[index].log_text()
+    }
+
+    /// The holder of every partition's lease, in partition order.
+    pub fn lease_holders(&self) -> Vec<Option<String>> {
+        (0..self.partitions).map(|p| self.lease_holder(p)).collect()
+    }
+
+    /// Waits until every partition is leased and each worker holds an equal share (so no
+    /// handover for balance happens during what the test does next).
+    pub async fn wait_for_lease_balance(&self, timeout: Duration) {
+        let workers = self.workers.len();
+        let deadline = Instant::now() + timeout;
+        loop {
+            let holders = self.lease_holders();
+            let share_of = |index: usize| {
+                let node = worker_node_id(index);
+                holders
+                    .iter()
+                    .filter(|h| h.as_deref() == Some(&node))
+                    .count()
+            };
+            let fair = self.partitions as usize / workers.max(1);
+            if holders.iter().all(Option::is_some) && (0..workers).all(|i| share_of(i) == fair) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "leases not balanced within {timeout:?}: {holders:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Asks gateway `index` to shut down in order (SIGTERM: it drains its sessions).
     pub fn terminate_gateway(&mut self, index: usize) {
         self.gateways[index].process.terminate();

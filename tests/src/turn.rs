@@ -1,6 +1,8 @@
 //! What one complete streamed agent turn looks like to a device: the user's `message`,
 //! `agent.busy`, `message.start`, two or more `message.update`, `message.stop` and
-//! `agent.idle`, in that order, with `seq` exactly on the never-dropped frames.
+//! `agent.idle`, in that order, with `seq` exactly on the never-dropped frames. And what a
+//! turn cut off by a stopped worker looks like: its start, then `error`, an empty
+//! `message.stop {interrupted: true}` and `agent.idle`, each once.
 
 use serde_json::Value;
 
@@ -91,4 +93,66 @@ pub fn assert_whole_streamed_turn(
         "message.start/update/stop name different message_ids; {}",
         shown()
     );
+}
+
+/// Whether `frame` is the `message.stop` of a turn cut off by a stopped worker.
+pub fn is_interrupted_stop(frame: &Value) -> bool {
+    type_of(frame) == "message.stop" && frame["payload"]["interrupted"] == Value::Bool(true)
+}
+
+/// Asserts that `frames` (as one device received them) hold the turn answering the
+/// echo agent's `text` ended as interrupted, everything exactly once: the user's message,
+/// then `error {code: internal}` naming the interruption, an empty
+/// `message.stop {interrupted: true}`, and `agent.idle`, in that order; every
+/// `message.update` of the answer before the stop and none after; each update's text a
+/// prefix of the echo answer (never two attempts' texts mixed).
+pub fn assert_interrupted_turn(device: &str, frames: &[Value], text: &str) {
+    let shown = || format!("[{device}] frames: {frames:#?}");
+    let position = |what: &str, found: &dyn Fn(&Value) -> bool| {
+        let hits: Vec<usize> = (0..frames.len()).filter(|&i| found(&frames[i])).collect();
+        assert_eq!(hits.len(), 1, "{what} not exactly once; {}", shown());
+        hits[0]
+    };
+    let user = position("the user's message", &|f| is_user_message(f, text));
+    let error = position("the interruption error", &|f| {
+        type_of(f) == "error"
+            && payload_str(f, "code") == Some("internal")
+            && payload_str(f, "message").is_some_and(|m| m.contains("interrupted"))
+    });
+    let stop = position("message.stop", &|f| type_of(f) == "message.stop");
+    assert!(
+        is_interrupted_stop(&frames[stop]),
+        "message.stop is not marked interrupted; {}",
+        shown()
+    );
+    assert_eq!(
+        payload_str(&frames[stop], "final_text"),
+        Some(""),
+        "the interrupted stop carries text; {}",
+        shown()
+    );
+    let idle = position("agent.idle", &|f| type_of(f) == "agent.idle");
+    assert!(
+        user < error && error < stop && stop < idle,
+        "message, error, message.stop, agent.idle out of order; {}",
+        shown()
+    );
+    let answer_id = payload_str(&frames[stop], "message_id");
+    let answer = format!("echo: {text}");
+    for (index, frame) in frames.iter().enumerate() {
+        if type_of(frame) != "message.update" || payload_str(frame, "message_id") != answer_id {
+            continue;
+        }
+        assert!(
+            index < stop,
+            "a message.update came after the stop; {}",
+            shown()
+        );
+        let update = payload_str(frame, "text").unwrap_or_default();
+        assert!(
+            answer.starts_with(update),
+            "update text {update:?} is not a prefix of {answer:?}; {}",
+            shown()
+        );
+    }
 }

@@ -42,6 +42,12 @@ pub struct WorkerArgs {
     #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(500..))]
     pub lease_ttl_ms: u64,
 
+    /// On SIGTERM, how long running turns may take to finish before they are handed to
+    /// another worker (ms); keep it below the orchestrator's kill deadline (Kubernetes
+    /// `terminationGracePeriodSeconds`, 30 s by default).
+    #[arg(long, env = "IRIS_DRAIN_GRACE_MS", default_value_t = 10_000)]
+    pub drain_grace_ms: u64,
+
     /// Where uploaded media is stored (the gateways' `IRIS_MEDIA_STORE`): `file:///dir` or
     /// `s3://bucket/prefix`; images attached to messages are read from it for the agent.
     #[arg(long, env = "IRIS_MEDIA_STORE")]
@@ -91,5 +97,10 @@ impl WorkerArgs {
     /// Lease lifetime.
     pub fn lease_ttl(&self) -> Duration {
         Duration::from_millis(self.lease_ttl_ms)
+    }
+
+    /// How long a drain waits for running turns.
+    pub fn drain_grace(&self) -> Duration {
+        Duration::from_millis(self.drain_grace_ms)
     }
 }

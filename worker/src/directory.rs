@@ -4,6 +4,11 @@
 //! Only the directory sends work to chat actors, and it retires an actor only when every
 //! entry it sent has been reported done, so no entry is ever queued on a retiring actor
 //! and a chat never has two actors.
+//!
+//! On drain it takes no more work (entries read meanwhile stay pending for the next owner),
+//! waits a bounded grace for running turns to end, then stops every chat actor so nothing
+//! more is written before the leases are released. When a partition's lease turns out to
+//! be lost, its chat actors are stopped at once.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -13,7 +18,9 @@ use actix::prelude::*;
 use iris_shared::inbound::InboundEntry;
 use iris_shared::keys;
 
-use crate::chat::{ChatActor, ChatDeps, Retire, Work};
+use iris_shared::partition::Partition;
+
+use crate::chat::{ChatActor, ChatDeps, FinishRunningTurn, Retire, Work};
 
 /// How often idle chat actors are looked for.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(5);
@@ -53,11 +60,30 @@ pub struct Fenced {
     pub key: ChatKey,
 }
 
+/// The partitions' leases were lost: their chats must stop writing.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct PartitionsLost {
+    /// The lost partitions.
+    pub partitions: Vec<Partition>,
+}
+
+/// Orderly shutdown: take no more work, let running turns end within `grace`, then stop
+/// every chat. Answers whether every running turn ended in time.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "bool")]
+pub struct Drain {
+    /// How long running turns may take.
+    pub grace: Duration,
+}
+
 /// Builds the dependencies of new chat actors (they need the directory's address).
 pub type DepsFactory = Box<dyn Fn(&Addr<ChatDirectory>) -> ChatDeps>;
 
 struct ChatSlot {
     actor: Addr<ChatActor>,
+    /// The partition the chat's entries come from.
+    partition: Partition,
     /// Entries sent and not yet reported done.
     in_flight: usize,
     /// When the last entry was sent or finished.
@@ -70,6 +96,8 @@ pub struct ChatDirectory {
     deps: DepsFactory,
     idle_after: Duration,
     redis: deadpool_redis::Pool,
+    /// Set by [`Drain`]: new entries are left pending.
+    draining: bool,
 }
 
 impl ChatDirectory {
@@ -80,6 +108,7 @@ impl ChatDirectory {
             deps,
             idle_after,
             redis,
+            draining: false,
         }
     }
 
@@ -126,6 +155,9 @@ impl Handler<Dispatch> for ChatDirectory {
     type Result = ();
 
     fn handle(&mut self, msg: Dispatch, ctx: &mut Self::Context) {
+        if self.draining {
+            return;
+        }
         let Some(request) = &msg.entry.request else {
             self.drop_unreadable(msg.entry, ctx);
             return;
@@ -134,8 +166,10 @@ impl Handler<Dispatch> for ChatDirectory {
             account: request.account.clone(),
             chat_id: request.chat_id.clone(),
         };
+        let partition = msg.entry.partition;
         let slot = self.chats.entry(key.clone()).or_insert_with(|| ChatSlot {
             actor: ChatActor::new(key, (self.deps)(&ctx.address())).start(),
+            partition,
             in_flight: 0,
             last_active: Instant::now(),
         });
@@ -164,5 +198,56 @@ impl Handler<Fenced> for ChatDirectory {
 
     fn handle(&mut self, msg: Fenced, _ctx: &mut Self::Context) {
         self.chats.remove(&msg.key);
+    }
+}
+
+impl Handler<PartitionsLost> for ChatDirectory {
+    type Result = ();
+
+    fn handle(&mut self, msg: PartitionsLost, _ctx: &mut Self::Context) {
+        self.chats.retain(|key, slot| {
+            let lost = msg.partitions.contains(&slot.partition);
+            if lost {
+                tracing::warn!(
+                    partition = slot.partition,
+                    chat = %key.chat_id,
+                    account = %key.account,
+                    "chat stopped: its partition's lease was lost"
+                );
+                slot.actor.do_send(Retire);
+            }
+            !lost
+        });
+    }
+}
+
+impl Handler<Drain> for ChatDirectory {
+    type Result = ResponseActFuture<Self, bool>;
+
+    fn handle(&mut self, msg: Drain, _ctx: &mut Self::Context) -> Self::Result {
+        self.draining = true;
+        let finishing: Vec<_> = self
+            .chats
+            .values()
+            .map(|slot| slot.actor.send(FinishRunningTurn))
+            .collect();
+        tracing::info!(chats = finishing.len(), grace = ?msg.grace, "draining: finishing running turns");
+        let wait = tokio::time::timeout(msg.grace, futures_util::future::join_all(finishing));
+        Box::pin(wait.into_actor(self).then(|finished, act, _ctx| {
+            let in_time = finished.is_ok();
+            if !in_time {
+                tracing::warn!("drain grace over: unfinished turns are left to the next owner");
+            }
+            let stops: Vec<_> = act
+                .chats
+                .drain()
+                .map(|(_, slot)| slot.actor.send(Retire))
+                .collect();
+            async move {
+                futures_util::future::join_all(stops).await;
+                in_time
+            }
+            .into_actor(act)
+        }))
     }
 }

@@ -4,24 +4,42 @@
 //! When the worker gains a partition it first claims every entry still pending in the
 //! group (left by a worker that died or gave the partition up) and dispatches those
 //! before anything new, so takeover loses nothing and keeps each chat's order.
+//!
+//! A change of owned partitions cuts the current blocking read short (`CLIENT UNBLOCK`
+//! from a pooled connection), so a gained partition is taken over at once and a drain
+//! (which hides every partition) stops reading at once.
+//!
+//! Entries are handed on only while this worker still holds the partition's lease (a
+//! worker that was paused may read once more before its lease keeper notices the loss);
+//! entries left that way on a former owner are claimed by the owner's sweep
+//! (`inbox_strays`).
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::Addr;
+use deadpool_redis::Pool;
 use redis::streams::{StreamAutoClaimReply, StreamReadReply};
 use tokio::sync::watch;
 
 use iris_shared::inbound::{InboundEntry, InboundRequest};
+use iris_shared::lease::{self, HeldLease};
 use iris_shared::partition::Partition;
 use iris_shared::{keys, redis_conn};
 
 use crate::directory::{ChatDirectory, Dispatch};
+use crate::inbox_strays::claim_strays;
 
-/// Longest a read blocks; also how late a newly gained partition may start being read.
+/// Longest a read blocks (a change of owned partitions cuts it short).
 const BLOCK_MS: u64 = 1_000;
+/// Attempts to cut a read short when the reader was not blocked yet (it may be about to).
+const WAKE_ATTEMPTS: u32 = 5;
+/// Pause between those attempts.
+const WAKE_RETRY: Duration = Duration::from_millis(20);
 /// Most entries taken per read or claim.
 const BATCH: usize = 100;
+/// How often owned partitions are swept for entries left on former owners.
+const STRAY_SWEEP_INTERVAL: Duration = Duration::from_secs(2);
 /// Pause before reconnecting after a Redis error.
 const RETRY_DELAY: Duration = Duration::from_millis(500);
 
@@ -34,22 +52,53 @@ pub async fn run(
     node_id: String,
     mut owned: watch::Receiver<Owned>,
     directory: Addr<ChatDirectory>,
+    redis: Pool,
 ) {
     let mut prepared: Owned = HashMap::new();
     loop {
-        let mut conn = match redis_conn::blocking_connection(&redis_url).await {
-            Ok(conn) => conn,
+        let connected = async {
+            let mut conn = redis_conn::blocking_connection(&redis_url).await?;
+            let client_id: i64 = redis::cmd("CLIENT")
+                .arg("ID")
+                .query_async(&mut conn)
+                .await?;
+            Ok::<_, redis_conn::RedisConnError>((conn, client_id))
+        };
+        let (mut conn, client_id) = match connected.await {
+            Ok(connected) => connected,
             Err(err) => {
                 tracing::warn!(%err, "inbox: cannot connect to Redis");
                 tokio::time::sleep(RETRY_DELAY).await;
                 continue;
             }
         };
+        let waker = actix::spawn(wake_on_change(redis.clone(), owned.clone(), client_id));
         let result = follow(&mut conn, &node_id, &mut owned, &mut prepared, &directory).await;
+        waker.abort();
         if let Err(err) = result {
             tracing::warn!(%err, "inbox: Redis error, reconnecting");
             prepared.clear();
             tokio::time::sleep(RETRY_DELAY).await;
+        }
+    }
+}
+
+/// Cuts the reader's blocking read short whenever the owned partitions change.
+async fn wake_on_change(redis: Pool, mut owned: watch::Receiver<Owned>, client_id: i64) {
+    while owned.changed().await.is_ok() {
+        for _ in 0..WAKE_ATTEMPTS {
+            let Ok(mut conn) = redis.get().await else {
+                break;
+            };
+            let unblocked: redis::RedisResult<i64> = redis::cmd("CLIENT")
+                .arg("UNBLOCK")
+                .arg(client_id)
+                .query_async(&mut conn)
+                .await;
+            if !matches!(unblocked, Ok(0)) {
+                break;
+            }
+            tokio::time::sleep(WAKE_RETRY).await;
         }
     }
 }
@@ -61,6 +110,7 @@ async fn follow(
     prepared: &mut Owned,
     directory: &Addr<ChatDirectory>,
 ) -> redis::RedisResult<()> {
+    let mut last_sweep = Instant::now();
     loop {
         let current = owned.borrow_and_update().clone();
         if current.is_empty() {
@@ -75,6 +125,14 @@ async fn follow(
             if let std::collections::hash_map::Entry::Vacant(slot) = prepared.entry(partition) {
                 take_over(conn, node_id, partition, fence, directory).await?;
                 slot.insert(fence);
+            }
+        }
+        if last_sweep.elapsed() >= STRAY_SWEEP_INTERVAL {
+            last_sweep = Instant::now();
+            for (&partition, &fence) in &current {
+                for entry in claim_strays(conn, node_id, partition).await? {
+                    dispatch(directory, partition, fence, &entry);
+                }
             }
         }
         let mut partitions: Vec<Partition> = current.keys().copied().collect();
@@ -104,6 +162,15 @@ async fn follow(
                 continue;
             };
             let fence = current[&partition];
+            if !lease::holds(conn, HeldLease { partition, fence }, node_id).await? {
+                tracing::warn!(
+                    partition,
+                    fence,
+                    entries = stream.ids.len(),
+                    "read after the lease was lost; left to the new owner"
+                );
+                continue;
+            }
             for entry in stream.ids {
                 dispatch(directory, partition, fence, &entry);
             }

@@ -5,6 +5,13 @@
 //! rendezvous order (so each worker prefers different partitions and assignments stay
 //! stable), or giving up its least-preferred ones when workers join. Owned partitions and
 //! their fencing tokens are published on a watch channel for the inbox reader.
+//!
+//! It ticks every quarter lease lifetime, and at once when another worker announces that it
+//! gave leases up ([`Rescan`], from `lease_watch`), so released partitions move in
+//! milliseconds. A lease found lost (it expired while this worker was paused or cut off)
+//! makes the directory stop that partition's chats. On drain ([`BeginDrain`]) the keeper
+//! leaves the worker set, stops taking partitions and hides them from the inbox reader,
+//! but keeps renewing what it holds until [`ReleaseAll`].
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -17,15 +24,28 @@ use iris_shared::clock::now_ms;
 use iris_shared::lease::{self, HeldLease};
 use iris_shared::partition::Partition;
 
+use crate::directory::PartitionsLost;
 use crate::inbox::Owned;
 
 /// Ticks per lease lifetime: a lease is renewed several times before it could expire.
 const TICKS_PER_TTL: u32 = 4;
 
-/// Gives every lease up and leaves the worker set (orderly shutdown).
+/// Gives every lease up, leaves the worker set and tells the other workers (orderly
+/// shutdown).
 #[derive(Message, Debug, Clone, Copy)]
 #[rtype(result = "()")]
 pub struct ReleaseAll;
+
+/// Starts a drain: leave the worker set (so the others aim to take everything), take no
+/// more partitions, stop the inbox reader, and keep renewing held leases meanwhile.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct BeginDrain;
+
+/// Another worker gave leases up: look for free partitions now.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Rescan;
 
 /// Holds this worker's leases.
 pub struct LeaseKeeper {
@@ -37,6 +57,15 @@ pub struct LeaseKeeper {
     /// When the held leases were last renewed successfully; past a TTL they count as lost.
     last_renewed: Instant,
     owned: watch::Sender<Owned>,
+    /// Told which partitions were lost, to stop their chats.
+    lost: Recipient<PartitionsLost>,
+    /// Set by [`BeginDrain`]: renew only.
+    draining: bool,
+    /// A tick is running; another asked for meanwhile waits for it (ticks work from a
+    /// snapshot of the held leases, so two at once would both report the same loss).
+    ticking: bool,
+    /// Another tick was asked for while one ran.
+    tick_again: bool,
 }
 
 impl LeaseKeeper {
@@ -47,6 +76,7 @@ impl LeaseKeeper {
         ttl: Duration,
         redis: Pool,
         owned: watch::Sender<Owned>,
+        lost: Recipient<PartitionsLost>,
     ) -> Self {
         Self {
             node_id,
@@ -56,11 +86,20 @@ impl LeaseKeeper {
             held: HashMap::new(),
             last_renewed: Instant::now(),
             owned,
+            lost,
+            draining: false,
+            ticking: false,
+            tick_again: false,
         }
     }
 
+    /// Tells the inbox reader what to read: nothing once draining.
     fn publish_owned(&self) {
-        let owned: Owned = self.held.values().map(|l| (l.partition, l.fence)).collect();
+        let owned: Owned = if self.draining {
+            Owned::new()
+        } else {
+            self.held.values().map(|l| (l.partition, l.fence)).collect()
+        };
         self.owned.send_if_modified(|current| {
             let changed = *current != owned;
             *current = owned;
@@ -69,32 +108,57 @@ impl LeaseKeeper {
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
+        if self.ticking {
+            self.tick_again = true;
+            return;
+        }
+        self.ticking = true;
         let state = TickInput {
             node_id: self.node_id.clone(),
             partitions: self.partitions,
             ttl_ms: self.ttl.as_millis() as u64,
             held: self.held.values().copied().collect(),
+            draining: self.draining,
         };
         let redis = self.redis.clone();
         ctx.wait(
             async move { run_tick(&redis, state).await }
                 .into_actor(self)
-                .map(|result, act, _ctx| match result {
-                    Ok(held) => {
-                        act.held = held.into_iter().map(|l| (l.partition, l)).collect();
-                        act.last_renewed = Instant::now();
-                        act.publish_owned();
-                    }
-                    Err(err) => {
-                        tracing::warn!(%err, "lease tick failed");
-                        if act.last_renewed.elapsed() >= act.ttl && !act.held.is_empty() {
-                            tracing::warn!("leases not renewed within their TTL; giving them up");
-                            act.held.clear();
-                            act.publish_owned();
-                        }
+                .map(|result, act, ctx| {
+                    act.ticking = false;
+                    act.apply_tick(result);
+                    if std::mem::take(&mut act.tick_again) {
+                        act.tick(ctx);
                     }
                 }),
         );
+    }
+
+    fn apply_tick(&mut self, result: Result<TickOutcome, String>) {
+        match result {
+            Ok(outcome) => {
+                self.held = outcome.held.into_iter().map(|l| (l.partition, l)).collect();
+                self.last_renewed = Instant::now();
+                self.publish_owned();
+                self.report_lost(outcome.lost);
+            }
+            Err(err) => {
+                tracing::warn!(%err, "lease tick failed");
+                if self.last_renewed.elapsed() >= self.ttl && !self.held.is_empty() {
+                    tracing::warn!("leases not renewed within their TTL; giving them up");
+                    let lost = self.held.keys().copied().collect();
+                    self.held.clear();
+                    self.publish_owned();
+                    self.report_lost(lost);
+                }
+            }
+        }
+    }
+
+    fn report_lost(&self, partitions: Vec<Partition>) {
+        if !partitions.is_empty() {
+            self.lost.do_send(PartitionsLost { partitions });
+        }
     }
 }
 
@@ -103,6 +167,14 @@ struct TickInput {
     partitions: u32,
     ttl_ms: u64,
     held: Vec<HeldLease>,
+    draining: bool,
+}
+
+/// What a tick ended with.
+struct TickOutcome {
+    held: Vec<HeldLease>,
+    /// Partitions whose lease turned out to be someone else's.
+    lost: Vec<Partition>,
 }
 
 /// This node's preference for `partition` (rendezvous hashing).
@@ -115,15 +187,10 @@ fn preference(node_id: &str, partition: Partition) -> u64 {
     ))
 }
 
-async fn run_tick(redis: &Pool, input: TickInput) -> Result<Vec<HeldLease>, String> {
+async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String> {
     let mut conn = redis.get().await.map_err(|e| e.to_string())?;
-    let now = now_ms();
-    let alive = lease::heartbeat(&mut conn, &input.node_id, now, now + input.ttl_ms)
-        .await
-        .map_err(|e| e.to_string())?;
-    let target = (input.partitions as usize).div_ceil(alive.max(1));
-
     let mut held = Vec::with_capacity(input.held.len());
+    let mut lost = Vec::new();
     for lease in input.held {
         if lease::renew(&mut conn, lease, &input.node_id, input.ttl_ms)
             .await
@@ -131,20 +198,41 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<Vec<HeldLease>, Stri
         {
             held.push(lease);
         } else {
-            tracing::warn!(partition = lease.partition, "lease lost");
+            tracing::warn!(
+                partition = lease.partition,
+                fence = lease.fence,
+                "lease lost"
+            );
+            lost.push(lease.partition);
         }
     }
+    if input.draining {
+        return Ok(TickOutcome { held, lost });
+    }
+
+    let now = now_ms();
+    let alive = lease::heartbeat(&mut conn, &input.node_id, now, now + input.ttl_ms)
+        .await
+        .map_err(|e| e.to_string())?;
+    let target = (input.partitions as usize).div_ceil(alive.max(1));
 
     held.sort_by_key(|l| std::cmp::Reverse(preference(&input.node_id, l.partition)));
+    let mut released = false;
     while held.len() > target {
         let Some(extra) = held.pop() else { break };
         lease::release(&mut conn, extra, &input.node_id)
             .await
             .map_err(|e| e.to_string())?;
+        released = true;
         tracing::info!(
             partition = extra.partition,
             "partition handed over for balance"
         );
+    }
+    if released {
+        lease::announce_released(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
     }
 
     if held.len() < target {
@@ -165,7 +253,7 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<Vec<HeldLease>, Stri
             }
         }
     }
-    Ok(held)
+    Ok(TickOutcome { held, lost })
 }
 
 impl Actor for LeaseKeeper {
@@ -181,6 +269,7 @@ impl Handler<ReleaseAll> for LeaseKeeper {
     type Result = ResponseActFuture<Self, ()>;
 
     fn handle(&mut self, _msg: ReleaseAll, _ctx: &mut Self::Context) -> Self::Result {
+        self.draining = true;
         let held: Vec<HeldLease> = self.held.drain().map(|(_, l)| l).collect();
         self.publish_owned();
         let redis = self.redis.clone();
@@ -190,12 +279,46 @@ impl Handler<ReleaseAll> for LeaseKeeper {
                 let Ok(mut conn) = redis.get().await else {
                     return;
                 };
+                // Leave first: a worker woken by the announcement must count one worker
+                // fewer, or it would not aim to take these partitions.
+                let _ = lease::leave(&mut conn, &node_id).await;
+                let count = held.len();
                 for lease in held {
                     let _ = lease::release(&mut conn, lease, &node_id).await;
                 }
-                let _ = lease::leave(&mut conn, &node_id).await;
+                let _ = lease::announce_released(&mut conn).await;
+                tracing::info!(partitions = count, "leases released");
             }
             .into_actor(self),
         )
+    }
+}
+
+impl Handler<BeginDrain> for LeaseKeeper {
+    type Result = ResponseActFuture<Self, ()>;
+
+    fn handle(&mut self, _msg: BeginDrain, _ctx: &mut Self::Context) -> Self::Result {
+        self.draining = true;
+        self.publish_owned();
+        let redis = self.redis.clone();
+        let node_id = self.node_id.clone();
+        Box::pin(
+            async move {
+                if let Ok(mut conn) = redis.get().await {
+                    let _ = lease::leave(&mut conn, &node_id).await;
+                }
+            }
+            .into_actor(self),
+        )
+    }
+}
+
+impl Handler<Rescan> for LeaseKeeper {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Rescan, ctx: &mut Self::Context) {
+        if !self.draining {
+            self.tick(ctx);
+        }
     }
 }

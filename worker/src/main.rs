@@ -4,10 +4,13 @@
 //! # Layout
 //! - `config`: the worker's flags and environment variables.
 //! - `lease_keeper`: the actor that keeps this worker's fair share of partition leases.
+//! - `lease_watch`: wakes the lease keeper when another worker gives leases up.
 //! - `inbox`: the one blocking read over owned partitions; takeover of pending entries.
+//! - `inbox_strays`: claiming entries a former owner read after losing its lease.
 //! - `directory`: the actor that starts, routes to and retires chat actors.
 //! - `chat`: the chat actor, one per active chat.
 //! - `turn`: one agent turn as protocol frames, written exactly once.
+//! - `turn_interrupted`: how far earlier attempts got; the ending of a cut-off turn.
 //! - `pickers`: open pickers any device can answer.
 //! - `push_jobs`: which written frames are pushed to offline devices.
 //! - `publisher`: outbox append plus live delivery of one frame.
@@ -21,13 +24,16 @@ mod config;
 mod conversation;
 mod directory;
 mod inbox;
+mod inbox_strays;
 mod lease_keeper;
+mod lease_watch;
 mod pickers;
 mod publisher;
 mod push;
 mod push_jobs;
 mod turn;
 mod turn_events;
+mod turn_interrupted;
 mod turn_writer;
 
 use std::collections::HashMap;
@@ -46,8 +52,8 @@ use iris_shared::{redis_conn, telemetry};
 use crate::agent::{Agent, AgentCaps, EchoAgent, HermesAgent, OpenAiAgent, UpstreamConfig};
 use crate::chat::ChatDeps;
 use crate::config::{AgentKind, WorkerArgs};
-use crate::directory::ChatDirectory;
-use crate::lease_keeper::{LeaseKeeper, ReleaseAll};
+use crate::directory::{ChatDirectory, Drain};
+use crate::lease_keeper::{BeginDrain, LeaseKeeper, ReleaseAll};
 use crate::publisher::Publisher;
 use crate::turn::TurnDeps;
 
@@ -108,6 +114,21 @@ async fn announce_agent(
     Ok(())
 }
 
+/// Orderly shutdown: stop reading, let running turns end within `grace` (or leave them
+/// pending for the next owner), then release every lease and tell the other workers.
+async fn drain(
+    node_id: &str,
+    keeper: &actix::Addr<LeaseKeeper>,
+    directory: &actix::Addr<ChatDirectory>,
+    grace: Duration,
+) {
+    tracing::info!(node = %node_id, ?grace, "shutting down: draining");
+    let _ = keeper.send(BeginDrain).await;
+    let finished = directory.send(Drain { grace }).await.unwrap_or(false);
+    let _ = keeper.send(ReleaseAll).await;
+    tracing::info!(node = %node_id, finished, "drained: partitions released; exiting");
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init_logging();
@@ -152,20 +173,25 @@ fn main() -> anyhow::Result<()> {
             node_id.clone(),
             cli.cluster.partitions,
             cli.worker.lease_ttl(),
-            redis,
+            redis.clone(),
             owned_tx,
+            directory.clone().recipient(),
         )
         .start();
+        actix::spawn(lease_watch::run(
+            cli.cluster.redis_url.clone(),
+            keeper.clone(),
+        ));
         actix::spawn(inbox::run(
             cli.cluster.redis_url.clone(),
             node_id.clone(),
             owned_rx,
-            directory,
+            directory.clone(),
+            redis,
         ));
         tracing::info!(node = %node_id, partitions = cli.cluster.partitions, agent = ?cli.worker.agent, "iris-worker running");
         iris_shared::shutdown::signal().await;
-        tracing::info!(node = %node_id, "shutting down: releasing partitions");
-        let _ = keeper.send(ReleaseAll).await;
+        drain(&node_id, &keeper, &directory, cli.worker.drain_grace()).await;
         Ok(())
     })
 }

@@ -365,6 +365,7 @@ async fn finish_turn(
         reasoning: reasoning.clone(),
         model: model.clone(),
         tokens,
+        interrupted: None,
     };
     let answer = MessagePayload {
         message_id: Some(state.message_id().to_owned()),

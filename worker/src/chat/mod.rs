@@ -2,6 +2,9 @@
 //! order (a `message.send` that arrives during a turn waits for it), applies control
 //! requests (`agent.stop`, `agent.steer`, `picker.select`) to the running turn at once, and
 //! acknowledges each inbound entry only after its effects are durable in Redis.
+//! A turn an earlier attempt began is ended as interrupted rather than re-run
+//! (`turn_interrupted`). On drain it starts no more turns and reports when the running
+//! one has ended and been acknowledged; queued turns stay pending for the next owner.
 //! Slash commands are served by `commands.rs` beside this file.
 
 mod channels;
@@ -25,7 +28,7 @@ use crate::agent::AgentError;
 use crate::directory::{ChatKey, EntryDone, Fenced};
 use crate::publisher::{ChatScope, Outgoing, PublishError};
 use crate::turn::{run_turn, PendingAnswer, TurnControl, TurnDeps, TurnRequest};
-use crate::turn_writer::ordinal;
+use crate::turn_interrupted::{end_interrupted_turn, turn_progress, TurnProgress};
 
 /// Pause before retrying work that failed on Redis.
 const RETRY_DELAY: Duration = Duration::from_secs(1);
@@ -44,6 +47,12 @@ pub struct Work {
 #[derive(Message, Debug, Clone, Copy)]
 #[rtype(result = "()")]
 pub struct Retire;
+
+/// Drain: start no more turns; answered once the running turn (if any) has ended and its
+/// entries are acknowledged.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct FinishRunningTurn;
 
 /// What the actor needs from its worker.
 #[derive(Clone)]
@@ -75,6 +84,12 @@ pub struct ChatActor {
     running: Option<RunningTurn>,
     /// The parent channel, if this chat is a thread.
     thread_parent: Option<String>,
+    /// Set by [`FinishRunningTurn`]: no more turns start.
+    draining: bool,
+    /// Acknowledgements sent and not yet answered.
+    acks_in_flight: usize,
+    /// Told when a drain may go on (the running turn ended and is acknowledged).
+    drain_waiters: Vec<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl ChatActor {
@@ -87,6 +102,9 @@ impl ChatActor {
             queue: VecDeque::new(),
             running: None,
             thread_parent: None,
+            draining: false,
+            acks_in_flight: 0,
+            drain_waiters: Vec::new(),
         }
     }
 
@@ -432,8 +450,21 @@ impl ChatActor {
         );
     }
 
+    /// Lets a drain go on once nothing runs and nothing waits for an acknowledgement.
+    fn release_drain_if_settled(&mut self) {
+        if self.draining && self.running.is_none() && self.acks_in_flight == 0 {
+            for waiter in self.drain_waiters.drain(..) {
+                let _ = waiter.send(());
+            }
+        }
+    }
+
     fn start_next_turn(&mut self, ctx: &mut Context<Self>) {
         if self.running.is_some() {
+            return;
+        }
+        if self.draining {
+            self.release_drain_if_settled();
             return;
         }
         let Some((request, entry)) = self.queue.pop_front() else {
@@ -447,10 +478,11 @@ impl ChatActor {
         let (deps, scope) = (self.deps.turn.clone(), self.scope());
         let turn_request = request.clone();
         let turn = async move {
-            if turn_already_complete(&deps, &scope, &turn_request).await? {
-                return Ok(());
+            match turn_progress(&deps, &scope, &turn_request).await? {
+                TurnProgress::Complete => Ok(()),
+                TurnProgress::Started => end_interrupted_turn(&deps, &scope, &turn_request).await,
+                TurnProgress::NotStarted => run_turn(deps, scope, turn_request, control).await,
             }
-            run_turn(deps, scope, turn_request, control).await
         };
         ctx.spawn(turn.into_actor(self).map(move |result, act, ctx| {
             let entries = act.running.take().map(|r| r.entries).unwrap_or_default();
@@ -477,6 +509,7 @@ impl ChatActor {
     fn acknowledge(&mut self, entries: Vec<InboundEntry>, ctx: &mut Context<Self>) {
         let redis = self.deps.turn.redis.clone();
         let count = entries.len();
+        self.acks_in_flight += 1;
         let ack = async move {
             let mut conn = redis.get().await.map_err(|err| err.to_string())?;
             let mut pipe = redis::pipe();
@@ -499,11 +532,18 @@ impl ChatActor {
             for _ in 0..count {
                 act.deps.directory.do_send(EntryDone { key: key.clone() });
             }
+            act.acks_in_flight -= 1;
+            act.release_drain_if_settled();
         }));
     }
 
     fn fenced_off(&mut self, ctx: &mut Context<Self>) {
-        tracing::info!(chat = %self.key.chat_id, "a newer owner writes for this chat; stopping");
+        tracing::warn!(
+            account = %self.key.account,
+            chat = %self.key.chat_id,
+            fence = self.fence,
+            "chat stopped: a newer owner writes for it (its writes are refused)"
+        );
         self.deps.fenced.do_send(Fenced {
             key: self.key.clone(),
         });
@@ -517,23 +557,6 @@ fn effect(entry: &InboundEntry, ordinal: u32) -> EffectId {
         entry_id: entry.entry_id.clone(),
         ordinal,
     }
-}
-
-/// Whether an earlier attempt wrote the turn's final effect (then only the
-/// acknowledgement was lost, and the turn must not run again).
-async fn turn_already_complete(
-    deps: &TurnDeps,
-    scope: &ChatScope,
-    request: &TurnRequest,
-) -> Result<bool, PublishError> {
-    let mut conn = deps.redis.get().await?;
-    let key =
-        keys::AccountKeys::new(&scope.account).turn_effects(request.partition, &request.entry_id);
-    Ok(redis::cmd("HEXISTS")
-        .arg(key)
-        .arg(ordinal::IDLE.to_string())
-        .query_async(&mut conn)
-        .await?)
 }
 
 impl Actor for ChatActor {
@@ -565,6 +588,21 @@ impl Handler<Work> for ChatActor {
     fn handle(&mut self, msg: Work, ctx: &mut Self::Context) {
         self.fence = self.fence.max(msg.fence);
         self.on_work(msg.entry, ctx);
+    }
+}
+
+impl Handler<FinishRunningTurn> for ChatActor {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _msg: FinishRunningTurn, _ctx: &mut Self::Context) -> Self::Result {
+        self.draining = true;
+        let (settled, wait) = tokio::sync::oneshot::channel();
+        self.drain_waiters.push(settled);
+        self.release_drain_if_settled();
+        // A stopped actor drops the sender: nothing more to wait for either.
+        Box::pin(async move {
+            let _ = wait.await;
+        })
     }
 }
 

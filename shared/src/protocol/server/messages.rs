@@ -77,6 +77,10 @@ pub struct MessageStop {
     /// Tokens used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    /// `true` when the turn was cut off (its worker stopped) and this is not the whole
+    /// answer (an extension to the contract).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<bool>,
 }
 
 /// Payload of `commentary`: an intermediate assistant beat.
