@@ -1,6 +1,6 @@
 //! The chaos suite: devices of several accounts keep talking to the echo agent while
-//! gateways are killed (-9) and drained, workers are killed mid-turn and listening devices
-//! stall into slow consumers. At the end every device's received seqs are checked against
+//! gateways are killed (-9) and drained, workers are killed mid-turn, drained and paused
+//! past their lease, and listening devices stall into slow consumers. At the end every device's received seqs are checked against
 //! its account's outbox, and the counts are printed: lost, duplicated and reordered frames
 //! must all be 0, and every acknowledged message must have its answer (or an interrupted
 //! ending). `IRIS_CHAOS_SECS` sets how long faults are injected (`scripts/chaos.sh` runs it
@@ -32,8 +32,8 @@ fn chaos_duration() -> Duration {
     Duration::from_secs(secs)
 }
 
-/// Proves that under repeated kill -9 and drain of gateways, kill -9 of workers mid-turn
-/// and devices stalling into slow consumers, no device loses, repeats or reorders a single
+/// Proves that under repeated kill -9 and drain of gateways, kill -9, drain and SIGSTOP
+/// of workers mid-turn and devices stalling into slow consumers, no device loses, repeats or reorders a single
 /// outboxed frame, none receives a frame that is not its own, and every acknowledged
 /// message is answered once (or visibly interrupted), with no turn left hanging.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

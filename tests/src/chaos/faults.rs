@@ -10,6 +10,9 @@ use crate::cluster::Cluster;
 /// How long a stalled device stops reading (longer than the suite's slow-consumer bound).
 pub const STALL: Duration = Duration::from_millis(2_500);
 
+/// How long a paused worker stays stopped (longer than the default 2 s lease).
+pub const PAUSE: Duration = Duration::from_millis(3_000);
+
 /// One fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Fault {
@@ -19,17 +22,23 @@ pub enum Fault {
     DrainGateway,
     /// SIGKILL a worker mid-turn, then start it again.
     KillWorker,
+    /// SIGTERM a worker (drain: it finishes or hands back its turns), then start it again.
+    DrainWorker,
+    /// SIGSTOP a worker past its lease lifetime, then SIGCONT it: it must be fenced off.
+    PauseWorker,
     /// A listening device stops reading for [`STALL`].
     StallDevice,
 }
 
 impl Fault {
     /// Every kind, in the order a run cycles through them.
-    pub const ALL: [Fault; 4] = [
+    pub const ALL: [Fault; 6] = [
         Fault::KillGateway,
         Fault::KillWorker,
         Fault::StallDevice,
         Fault::DrainGateway,
+        Fault::PauseWorker,
+        Fault::DrainWorker,
     ];
 
     /// Its name in reports.
@@ -38,6 +47,8 @@ impl Fault {
             Fault::KillGateway => "gateway kill -9",
             Fault::DrainGateway => "gateway drain",
             Fault::KillWorker => "worker kill -9",
+            Fault::DrainWorker => "worker drain",
+            Fault::PauseWorker => "worker paused",
             Fault::StallDevice => "slow consumer",
         }
     }
@@ -71,6 +82,21 @@ pub async fn inject(
             let index = pick % cluster.worker_count();
             cluster.kill_worker(index);
             cluster.restart_worker(index);
+        }
+        Fault::DrainWorker => {
+            let index = pick % cluster.worker_count();
+            cluster.terminate_worker(index);
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !cluster.worker_exited(index) && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            cluster.restart_worker(index);
+        }
+        Fault::PauseWorker => {
+            let index = pick % cluster.worker_count();
+            cluster.pause_worker(index);
+            tokio::time::sleep(PAUSE).await;
+            cluster.resume_worker(index);
         }
         Fault::StallDevice => {
             let Some(device) = listeners.get(pick % listeners.len().max(1)) else {
