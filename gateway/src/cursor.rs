@@ -228,6 +228,21 @@ impl DeliveryCursor {
         (to_send, None)
     }
 
+    /// The outbox head is `head` after an outage in which live frames may have been
+    /// missed: returns the range to replay, if any (nothing while a replay runs or before
+    /// live delivery starts; those end by reading the outbox anyway).
+    pub fn catch_up(&mut self, head: u64) -> Option<ReplayRange> {
+        if self.replay.is_some() || !self.live_started || head <= self.delivered {
+            return None;
+        }
+        let range = ReplayRange {
+            after: self.delivered,
+            to: head,
+        };
+        self.begin_replay(range);
+        Some(range)
+    }
+
     /// Starts live delivery without a sync (the grace period ran out).
     pub fn start_live(&mut self) -> (Vec<Arc<RoutedFrame>>, Option<ReplayRange>) {
         if self.live_started || self.replay.is_some() {

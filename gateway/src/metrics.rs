@@ -43,6 +43,9 @@ gateway_metrics! {
     sync_resets_total: counter = "sync requests answered with reset.",
     replayed_frames_total: counter = "Outbox frames sent by sync replays and gap fills.",
     gap_fills_total: counter = "Seq gaps in live delivery filled from the outbox.",
+    degraded: gauge = "1 while the node cannot reach Redis (sessions told degraded).",
+    degraded_total: counter = "Times the node became degraded (Redis unreachable).",
+    epoch_changes_total: counter = "Times the cluster epoch was found missing or changed (Redis lost its data).",
 }
 
 /// Adds one to a counter.

@@ -38,6 +38,7 @@
 //! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
+//! | `iris:epoch` | string | the cluster epoch: lost data shows as a missing or changed value |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
 //! | `iris:agent` | hash | what the workers' upstream agent can do (announced in `hello.ack`) |
 //! | `iris:node:<id>:deliver` | stream | frames for the devices gateway node `id` holds |
@@ -205,6 +206,11 @@ pub fn lease_fence(partition: Partition) -> String {
 /// Live worker nodes.
 pub fn workers() -> String {
     format!("{PREFIX}:workers")
+}
+
+/// The cluster epoch (see `cluster_epoch`).
+pub fn cluster_epoch() -> String {
+    format!("{PREFIX}:epoch")
 }
 
 /// What the workers' upstream agent can do.

@@ -12,8 +12,10 @@ use actix::Addr;
 use redis::streams::{StreamAutoClaimReply, StreamReadReply};
 use tokio::sync::watch;
 
+use iris_shared::backoff::Backoff;
 use iris_shared::inbound::{InboundEntry, InboundRequest};
 use iris_shared::partition::Partition;
+use iris_shared::redis_conn::RedisEndpoint;
 use iris_shared::{keys, redis_conn};
 
 use crate::directory::{ChatDirectory, Dispatch};
@@ -22,45 +24,59 @@ use crate::directory::{ChatDirectory, Dispatch};
 const BLOCK_MS: u64 = 1_000;
 /// Most entries taken per read or claim.
 const BATCH: usize = 100;
-/// Pause before reconnecting after a Redis error.
-const RETRY_DELAY: Duration = Duration::from_millis(500);
+/// How much longer than its `BLOCK` a read may take before the loop gives up on it.
+const READ_SLACK: Duration = Duration::from_secs(3);
 
 /// Partitions this worker owns, with their fencing tokens.
 pub type Owned = HashMap<Partition, u64>;
 
 /// Reads owned partitions until the process ends.
 pub async fn run(
-    redis_url: String,
+    endpoint: RedisEndpoint,
     node_id: String,
     mut owned: watch::Receiver<Owned>,
     directory: Addr<ChatDirectory>,
 ) {
     let mut prepared: Owned = HashMap::new();
+    let mut backoff = Backoff::default();
     loop {
-        let mut conn = match redis_conn::blocking_connection(&redis_url).await {
+        let mut conn = match redis_conn::blocking_connection(&endpoint).await {
             Ok(conn) => conn,
             Err(err) => {
                 tracing::warn!(%err, "inbox: cannot connect to Redis");
-                tokio::time::sleep(RETRY_DELAY).await;
+                backoff.wait().await;
                 continue;
             }
         };
-        let result = follow(&mut conn, &node_id, &mut owned, &mut prepared, &directory).await;
+        let reading = Reading {
+            node_id: &node_id,
+            directory: &directory,
+        };
+        let result = follow(&mut conn, reading, &mut owned, &mut prepared, &mut backoff).await;
         if let Err(err) = result {
             tracing::warn!(%err, "inbox: Redis error, reconnecting");
+            // Pending entries are claimed again on reconnect (groups may even be gone).
             prepared.clear();
-            tokio::time::sleep(RETRY_DELAY).await;
+            backoff.wait().await;
         }
     }
 }
 
+/// Who reads, and where entries go.
+#[derive(Clone, Copy)]
+struct Reading<'a> {
+    node_id: &'a str,
+    directory: &'a Addr<ChatDirectory>,
+}
+
 async fn follow(
     conn: &mut redis::aio::MultiplexedConnection,
-    node_id: &str,
+    Reading { node_id, directory }: Reading<'_>,
     owned: &mut watch::Receiver<Owned>,
     prepared: &mut Owned,
-    directory: &Addr<ChatDirectory>,
+    backoff: &mut Backoff,
 ) -> redis::RedisResult<()> {
+    let read_limit = Duration::from_millis(BLOCK_MS) + READ_SLACK;
     loop {
         let current = owned.borrow_and_update().clone();
         if current.is_empty() {
@@ -94,7 +110,18 @@ async fn follow(
         for _ in &partitions {
             read.arg(">");
         }
-        let reply: Option<StreamReadReply> = read.query_async(conn).await?;
+        let reply = tokio::time::timeout(
+            read_limit,
+            read.query_async::<Option<StreamReadReply>>(conn),
+        )
+        .await
+        .map_err(|_| {
+            redis::RedisError::from(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "inbox read did not return in time",
+            ))
+        })??;
+        backoff.reset();
         for stream in reply.into_iter().flat_map(|r| r.keys) {
             let Some(partition) = partitions
                 .iter()

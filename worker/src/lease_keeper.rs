@@ -5,14 +5,17 @@
 //! rendezvous order (so each worker prefers different partitions and assignments stay
 //! stable), or giving up its least-preferred ones when workers join. Owned partitions and
 //! their fencing tokens are published on a watch channel for the inbox reader.
+//! After a failed tick the next ones wait out an exponential backoff, so a Redis outage
+//! is not hit every quarter lease.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use deadpool_redis::Pool;
+use iris_shared::redis_conn::Pool;
 use tokio::sync::watch;
 
+use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
 use iris_shared::lease::{self, HeldLease};
 use iris_shared::partition::Partition;
@@ -27,6 +30,12 @@ const TICKS_PER_TTL: u32 = 4;
 #[rtype(result = "()")]
 pub struct ReleaseAll;
 
+/// Redis lost the cluster's data: the held leases (and their fences) are gone, so they
+/// are dropped at once and acquired afresh on the next tick.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct ForgetLeases;
+
 /// Holds this worker's leases.
 pub struct LeaseKeeper {
     node_id: String,
@@ -37,6 +46,10 @@ pub struct LeaseKeeper {
     /// When the held leases were last renewed successfully; past a TTL they count as lost.
     last_renewed: Instant,
     owned: watch::Sender<Owned>,
+    /// Pacing of ticks after failures.
+    backoff: Backoff,
+    /// No tick before this (set after a failure).
+    retry_at: Option<Instant>,
 }
 
 impl LeaseKeeper {
@@ -56,6 +69,8 @@ impl LeaseKeeper {
             held: HashMap::new(),
             last_renewed: Instant::now(),
             owned,
+            backoff: Backoff::default(),
+            retry_at: None,
         }
     }
 
@@ -69,6 +84,9 @@ impl LeaseKeeper {
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
+        if self.retry_at.is_some_and(|at| Instant::now() < at) {
+            return;
+        }
         let state = TickInput {
             node_id: self.node_id.clone(),
             partitions: self.partitions,
@@ -83,10 +101,13 @@ impl LeaseKeeper {
                     Ok(held) => {
                         act.held = held.into_iter().map(|l| (l.partition, l)).collect();
                         act.last_renewed = Instant::now();
+                        act.backoff.reset();
+                        act.retry_at = None;
                         act.publish_owned();
                     }
                     Err(err) => {
                         tracing::warn!(%err, "lease tick failed");
+                        act.retry_at = Some(Instant::now() + act.backoff.next_delay());
                         if act.last_renewed.elapsed() >= act.ttl && !act.held.is_empty() {
                             tracing::warn!("leases not renewed within their TTL; giving them up");
                             act.held.clear();
@@ -174,6 +195,16 @@ impl Actor for LeaseKeeper {
     fn started(&mut self, ctx: &mut Self::Context) {
         self.tick(ctx);
         ctx.run_interval(self.ttl / TICKS_PER_TTL, Self::tick);
+    }
+}
+
+impl Handler<ForgetLeases> for LeaseKeeper {
+    type Result = ();
+
+    fn handle(&mut self, _msg: ForgetLeases, _ctx: &mut Self::Context) {
+        self.held.clear();
+        self.publish_owned();
+        self.retry_at = None;
     }
 }
 

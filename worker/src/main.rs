@@ -6,6 +6,7 @@
 //! - `lease_keeper`: the actor that keeps this worker's fair share of partition leases.
 //! - `inbox`: the one blocking read over owned partitions; takeover of pending entries.
 //! - `directory`: the actor that starts, routes to and retires chat actors.
+//! - `epoch_watch`: the actor that drops chats and leases when Redis lost its data.
 //! - `chat`: the chat actor, one per active chat.
 //! - `turn`: one agent turn as protocol frames, written exactly once.
 //! - `pickers`: open pickers any device can answer.
@@ -20,6 +21,7 @@ mod commands;
 mod config;
 mod conversation;
 mod directory;
+mod epoch_watch;
 mod inbox;
 mod lease_keeper;
 mod pickers;
@@ -41,12 +43,14 @@ use tokio::sync::watch;
 
 use iris_shared::config::ClusterArgs;
 use iris_shared::media::store::MediaStore;
-use iris_shared::{redis_conn, telemetry};
+use iris_shared::redis_conn::{self, RedisEndpoint};
+use iris_shared::telemetry;
 
 use crate::agent::{Agent, AgentCaps, EchoAgent, HermesAgent, OpenAiAgent, UpstreamConfig};
 use crate::chat::ChatDeps;
 use crate::config::{AgentKind, WorkerArgs};
 use crate::directory::ChatDirectory;
+use crate::epoch_watch::EpochWatch;
 use crate::lease_keeper::{LeaseKeeper, ReleaseAll};
 use crate::publisher::Publisher;
 use crate::turn::TurnDeps;
@@ -85,7 +89,7 @@ async fn build_agent(args: &WorkerArgs) -> anyhow::Result<Arc<dyn Agent>> {
 
 /// Tells gateways what the upstream can do (they announce it in `hello.ack`).
 async fn announce_agent(
-    redis: &deadpool_redis::Pool,
+    redis: &iris_shared::redis_conn::Pool,
     name: &str,
     caps: AgentCaps,
 ) -> anyhow::Result<()> {
@@ -115,7 +119,8 @@ fn main() -> anyhow::Result<()> {
     let node_id = cli.cluster.node_id_or_random("wk");
     actix::System::new().block_on(async move {
         let agent = build_agent(&cli.worker).await?;
-        let redis = redis_conn::pool(&cli.cluster.redis_url)?;
+        let endpoint = RedisEndpoint::parse(&cli.cluster.redis_url)?;
+        let redis = redis_conn::pool(&endpoint)?;
         let media = Arc::new(
             MediaStore::open(cli.worker.media_store.as_deref())
                 .context("cannot open IRIS_MEDIA_STORE")?,
@@ -125,7 +130,7 @@ fn main() -> anyhow::Result<()> {
         push::announce(&redis, push::announced_kind(push_settings.as_ref())).await?;
         if let Some(settings) = &push_settings {
             let dispatcher =
-                push::Dispatcher::new(cli.cluster.redis_url.clone(), node_id.clone(), settings)?;
+                push::Dispatcher::new(endpoint.clone(), node_id.clone(), settings)?;
             dispatcher.prepare().await?;
             actix::spawn(dispatcher.run());
         }
@@ -152,12 +157,13 @@ fn main() -> anyhow::Result<()> {
             node_id.clone(),
             cli.cluster.partitions,
             cli.worker.lease_ttl(),
-            redis,
+            redis.clone(),
             owned_tx,
         )
         .start();
+        EpochWatch::new(redis, directory.clone(), keeper.clone()).start();
         actix::spawn(inbox::run(
-            cli.cluster.redis_url.clone(),
+            endpoint,
             node_id.clone(),
             owned_rx,
             directory,
