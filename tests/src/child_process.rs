@@ -46,8 +46,13 @@ impl ChildProcess {
 
     /// Asks the process to stop (SIGTERM: an orderly shutdown).
     pub fn terminate(&mut self) {
+        self.signal("TERM");
+    }
+
+    /// Sends the signal named `signal` (`TERM`, `STOP`, `CONT`, ...).
+    pub fn signal(&mut self, signal: &str) {
         let _ = std::process::Command::new("kill")
-            .arg("-TERM")
+            .arg(format!("-{signal}"))
             .arg(self.child.id().to_string())
             .status();
     }
