@@ -38,8 +38,8 @@ pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Re
     let mut last_id = format!("{}-0", now_ms());
     let mut backoff = Backoff::default();
     loop {
-        let mut conn = match redis_conn::blocking_connection(&endpoint).await {
-            Ok(conn) => conn,
+        let connection = match redis_conn::blocking_connection(&endpoint).await {
+            Ok(connection) => connection,
             Err(err) => {
                 state.delivery_reading.store(false, Ordering::Relaxed);
                 tracing::warn!(%err, "delivery loop: cannot connect to Redis");
@@ -47,14 +47,13 @@ pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Re
                 continue;
             }
         };
-        let result = follow(
-            &mut conn,
-            &stream,
-            &mut last_id,
-            &state,
-            &registry,
-            &mut backoff,
-        );
+        let follower = Follower {
+            endpoint: &endpoint,
+            stream: &stream,
+            state: &state,
+            registry: &registry,
+        };
+        let result = follower.follow(connection, &mut last_id, &mut backoff);
         if let Err(err) = result.await {
             state.delivery_reading.store(false, Ordering::Relaxed);
             tracing::warn!(%err, "delivery loop: Redis error, reconnecting");
@@ -71,49 +70,77 @@ fn read_timed_out(_: tokio::time::error::Elapsed) -> redis::RedisError {
     ))
 }
 
-async fn follow(
-    conn: &mut redis::aio::MultiplexedConnection,
-    stream: &str,
-    last_id: &mut String,
-    state: &GatewayState,
-    registry: &Addr<Registry>,
-    backoff: &mut Backoff,
-) -> redis::RedisResult<()> {
-    let read_limit = Duration::from_millis(BLOCK_MS) + READ_SLACK;
-    loop {
-        let mut read = redis::cmd("XREAD");
-        read.arg("COUNT")
-            .arg(BATCH)
-            .arg("BLOCK")
-            .arg(BLOCK_MS)
-            .arg("STREAMS")
-            .arg(stream)
-            .arg(last_id.as_str());
-        let reply = tokio::time::timeout(
-            read_limit,
-            read.query_async::<Option<StreamReadReply>>(conn),
-        )
-        .await
-        .map_err(read_timed_out)??;
-        // Keep the stream alive while this node is; a dead node's stream expires. On a
-        // demoted master this write fails (READONLY), and the reconnect finds the new one.
-        redis::cmd("EXPIRE")
-            .arg(stream)
-            .arg(NODE_STREAM_TTL_SECS)
-            .query_async::<()>(conn)
-            .await?;
+/// What one connection's reading needs.
+struct Follower<'a> {
+    endpoint: &'a RedisEndpoint,
+    stream: &'a str,
+    state: &'a GatewayState,
+    registry: &'a Addr<Registry>,
+}
+
+impl Follower<'_> {
+    async fn follow(
+        &self,
+        mut connection: redis_conn::BlockingConnection,
+        last_id: &mut String,
+        backoff: &mut Backoff,
+    ) -> redis::RedisResult<()> {
+        let Self {
+            endpoint,
+            stream,
+            state,
+            registry,
+        } = *self;
+        let conn = &mut connection.conn;
+        let addr = connection.addr.as_str();
+        let read_limit = Duration::from_millis(BLOCK_MS) + READ_SLACK;
+        // A write first: a demoted or cut-off master fails here, before the first read.
+        expire_stream(conn, stream).await?;
         state.delivery_beat.store(now_ms(), Ordering::Relaxed);
         state.delivery_reading.store(true, Ordering::Relaxed);
-        backoff.reset();
-        for entry in reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids) {
-            metrics::incr(&state.metrics.deliveries_total);
-            match from_delivery_entry(&entry) {
-                Some(frame) => registry.do_send(Dispatch {
-                    frame: Arc::new(frame),
-                }),
-                None => tracing::warn!(id = %entry.id, "unreadable delivery entry skipped"),
+        loop {
+            let mut read = redis::cmd("XREAD");
+            read.arg("COUNT")
+                .arg(BATCH)
+                .arg("BLOCK")
+                .arg(BLOCK_MS)
+                .arg("STREAMS")
+                .arg(stream)
+                .arg(last_id.as_str());
+            let reply = tokio::time::timeout(
+                read_limit,
+                read.query_async::<Option<StreamReadReply>>(conn),
+            )
+            .await
+            .map_err(read_timed_out)??;
+            expire_stream(conn, stream).await?;
+            redis_conn::ensure_master(endpoint, addr).await?;
+            state.delivery_beat.store(now_ms(), Ordering::Relaxed);
+            state.delivery_reading.store(true, Ordering::Relaxed);
+            backoff.reset();
+            for entry in reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids) {
+                metrics::incr(&state.metrics.deliveries_total);
+                match from_delivery_entry(&entry) {
+                    Some(frame) => registry.do_send(Dispatch {
+                        frame: Arc::new(frame),
+                    }),
+                    None => tracing::warn!(id = %entry.id, "unreadable delivery entry skipped"),
+                }
+                *last_id = entry.id;
             }
-            *last_id = entry.id;
         }
     }
+}
+
+/// Keeps the stream alive while this node is; a dead node's stream expires. On a demoted
+/// master this write fails (READONLY), and the reconnect finds the new one.
+async fn expire_stream(
+    conn: &mut redis::aio::MultiplexedConnection,
+    stream: &str,
+) -> redis::RedisResult<()> {
+    redis::cmd("EXPIRE")
+        .arg(stream)
+        .arg(NODE_STREAM_TTL_SECS)
+        .query_async::<()>(conn)
+        .await
 }

@@ -6,15 +6,17 @@
 //! default response timeout, so each blocking loop owns one connection of its own.
 //!
 //! With Sentinel (`redis+sentinel://host:port,host:port/<master name>`) every new
-//! connection asks the Sentinels for the current master and checks its `ROLE`. A pooled
-//! connection that gets a `READONLY` answer (its server was demoted to a replica) is
-//! dropped instead of going back into the pool, and pooled connections are re-checked
-//! with `ROLE` whenever they are handed out, so after a failover every node follows the
-//! new master as soon as the Sentinels announce it.
+//! connection asks the Sentinels for the current master (which the client checks with
+//! `ROLE`). A pooled connection is handed out only while its server is still the one the
+//! Sentinels name (asked at most every [`MASTER_RECHECK`]), and one that gets a
+//! `READONLY` or `NOREPLICAS` answer is dropped instead of going back into the pool;
+//! blocking loops ask [`RedisEndpoint::still_master`] after every read. So after a
+//! failover every node follows the new master as soon as the Sentinels announce it, even
+//! while the old master still accepts connections.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
@@ -42,6 +44,8 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Largest number of pooled connections per process.
 pub const POOL_SIZE: usize = 32;
+/// How stale the Sentinels' answer to "which server is master" may be.
+pub const MASTER_RECHECK: Duration = Duration::from_millis(250);
 /// URL scheme that names a Sentinel-managed master.
 pub const SENTINEL_SCHEME: &str = "redis+sentinel://";
 
@@ -56,7 +60,14 @@ pub struct RedisEndpoint {
 #[derive(Clone)]
 enum Target {
     Direct(redis::Client),
-    Sentinel(Arc<Mutex<SentinelClient>>),
+    Sentinel(Arc<SentinelState>),
+}
+
+/// The Sentinel client and its last answer.
+struct SentinelState {
+    client: Mutex<SentinelClient>,
+    /// When the master was last resolved, and its address.
+    named: std::sync::Mutex<Option<(Instant, String)>>,
 }
 
 impl std::fmt::Debug for RedisEndpoint {
@@ -93,7 +104,10 @@ impl RedisEndpoint {
                     None,
                     SentinelServerType::Master,
                 )?;
-                Target::Sentinel(Arc::new(Mutex::new(client)))
+                Target::Sentinel(Arc::new(SentinelState {
+                    client: Mutex::new(client),
+                    named: std::sync::Mutex::new(None),
+                }))
             }
             None => Target::Direct(redis::Client::open(url)?),
         };
@@ -113,11 +127,36 @@ impl RedisEndpoint {
         matches!(self.target, Target::Sentinel(_))
     }
 
-    /// A client for the server to talk to now (with Sentinel: the current master).
-    async fn client(&self) -> redis::RedisResult<redis::Client> {
+    /// A client for the server to talk to now (with Sentinel: the current master), and
+    /// that server's address.
+    async fn client(&self) -> redis::RedisResult<(redis::Client, String)> {
         match &self.target {
-            Target::Direct(client) => Ok(client.clone()),
-            Target::Sentinel(sentinel) => sentinel.lock().await.async_get_client().await,
+            Target::Direct(client) => {
+                let addr = client.get_connection_info().addr().to_string();
+                Ok((client.clone(), addr))
+            }
+            Target::Sentinel(sentinel) => {
+                let client = sentinel.client.lock().await.async_get_client().await?;
+                let addr = client.get_connection_info().addr().to_string();
+                if let Ok(mut named) = sentinel.named.lock() {
+                    *named = Some((Instant::now(), addr.clone()));
+                }
+                Ok((client, addr))
+            }
+        }
+    }
+
+    /// Whether the server at `addr` is still the one to talk to: always for one server;
+    /// with Sentinel, whether the Sentinels still name it master (their answer is reused
+    /// for [`MASTER_RECHECK`]). An unanswerable question counts as "no".
+    pub async fn still_master(&self, addr: &str) -> bool {
+        let Target::Sentinel(sentinel) = &self.target else {
+            return true;
+        };
+        let cached = sentinel.named.lock().ok().and_then(|named| named.clone());
+        match cached {
+            Some((at, named)) if at.elapsed() < MASTER_RECHECK => named == addr,
+            _ => matches!(Box::pin(self.client()).await, Ok((_, named)) if named == addr),
         }
     }
 
@@ -126,14 +165,23 @@ impl RedisEndpoint {
         &self,
         response_timeout: Option<Duration>,
     ) -> redis::RedisResult<MultiplexedConnection> {
+        Ok(self.connect_to_master(response_timeout).await?.0)
+    }
+
+    /// A new connection to the current master, and the master's address.
+    async fn connect_to_master(
+        &self,
+        response_timeout: Option<Duration>,
+    ) -> redis::RedisResult<(MultiplexedConnection, String)> {
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(response_timeout);
         let connect = async {
-            Box::pin(self.client())
-                .await?
+            let (client, addr) = Box::pin(self.client()).await?;
+            let conn = client
                 .get_multiplexed_async_connection_with_config(&config)
-                .await
+                .await?;
+            Ok((conn, addr))
         };
         tokio::time::timeout(CONNECT_TIMEOUT * 2, connect)
             .await
@@ -149,6 +197,8 @@ impl RedisEndpoint {
 /// A pooled connection's server plus whether it turned out to be a demoted master.
 pub struct TrackedConnection {
     conn: MultiplexedConnection,
+    /// The server's address.
+    addr: String,
     demoted: bool,
 }
 
@@ -163,9 +213,11 @@ impl managed::Manager for Manager {
 
     async fn create(&self) -> Result<TrackedConnection, redis::RedisError> {
         // Boxed: the Sentinel lookup is a deep future, and every `get()` embeds this one.
-        let conn = Box::pin(self.endpoint.connect(Some(COMMAND_TIMEOUT))).await?;
+        let connect = self.endpoint.connect_to_master(Some(COMMAND_TIMEOUT));
+        let (conn, addr) = Box::pin(connect).await?;
         Ok(TrackedConnection {
             conn,
+            addr,
             demoted: false,
         })
     }
@@ -176,13 +228,10 @@ impl managed::Manager for Manager {
         _: &Metrics,
     ) -> RecycleResult<redis::RedisError> {
         if tracked.demoted {
-            return Err(RecycleError::message("server answered READONLY"));
+            return Err(RecycleError::message("server refused writes"));
         }
         if self.endpoint.is_sentinel() {
-            let role: Vec<redis::Value> = redis::cmd("ROLE").query_async(&mut tracked.conn).await?;
-            let is_master =
-                matches!(role.first(), Some(redis::Value::BulkString(r)) if r == b"master");
-            if !is_master {
+            if !Box::pin(self.endpoint.still_master(&tracked.addr)).await {
                 return Err(RecycleError::message("server is no longer the master"));
             }
         } else {
@@ -219,9 +268,11 @@ impl DerefMut for Connection {
     }
 }
 
-/// Whether `result` says the server is a read-only replica.
+/// Whether `result` says the server must not take writes: a read-only replica, or a
+/// master cut off from its replicas (`min-replicas-to-write`), as an old master is after
+/// a failover.
 fn is_readonly<T>(result: &redis::RedisResult<T>) -> bool {
-    matches!(result, Err(err) if err.code() == Some("READONLY"))
+    matches!(result, Err(err) if matches!(err.code(), Some("READONLY" | "NOREPLICAS")))
 }
 
 impl ConnectionLike for Connection {
@@ -277,12 +328,31 @@ pub fn pool(endpoint: &RedisEndpoint) -> Result<Pool, RedisConnError> {
     .map_err(|err| RedisConnError::Config(err.to_string()))
 }
 
+/// A blocking loop's own connection and the server it goes to.
+pub struct BlockingConnection {
+    /// The connection.
+    pub conn: MultiplexedConnection,
+    /// Its server's address.
+    pub addr: String,
+}
+
+/// Fails (so a blocking loop reconnects) if the server at `addr` is no longer the master.
+pub async fn ensure_master(endpoint: &RedisEndpoint, addr: &str) -> redis::RedisResult<()> {
+    if endpoint.still_master(addr).await {
+        return Ok(());
+    }
+    Err(redis::RedisError::from(std::io::Error::other(format!(
+        "{addr} is no longer the master"
+    ))))
+}
+
 /// A connection of its own for one blocking-read loop: no response timeout, because the
 /// loop's `BLOCK` argument bounds each call (and the loop bounds it again on its side).
 pub async fn blocking_connection(
     endpoint: &RedisEndpoint,
-) -> Result<MultiplexedConnection, RedisConnError> {
-    Ok(endpoint.connect(None).await?)
+) -> Result<BlockingConnection, RedisConnError> {
+    let (conn, addr) = endpoint.connect_to_master(None).await?;
+    Ok(BlockingConnection { conn, addr })
 }
 
 #[cfg(test)]

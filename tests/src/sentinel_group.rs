@@ -50,7 +50,17 @@ impl SentinelGroup {
     /// waits until every Sentinel knows the replica and its two peers.
     pub fn start(dir: &Path) -> Self {
         let plain = ["--save", "", "--appendonly", "no"];
-        let master = RedisServer::start_named("redis-master", dir, &plain);
+        // The first master takes writes only while its replica follows it, so once the
+        // replica is promoted the old master refuses writes instead of taking ones the new
+        // master never sees (it is made a replica only when the Sentinels next look at it).
+        let mut master_args = plain.to_vec();
+        master_args.extend([
+            "--min-replicas-to-write",
+            "1",
+            "--min-replicas-max-lag",
+            "10",
+        ]);
+        let master = RedisServer::start_named("redis-master", dir, &master_args);
         let master_port = master.port().to_string();
         let mut replica_args = plain.to_vec();
         replica_args.extend(["--replicaof", "127.0.0.1", master_port.as_str()]);

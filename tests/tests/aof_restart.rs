@@ -33,7 +33,10 @@ async fn an_aof_always_redis_crash_loses_no_acknowledged_frame() {
         received.extend(phone.collect_turn().await);
     }
     let sent = seqs_and_types(&received);
-    assert!(sent.len() >= 4 * TURNS, "every turn outboxes four frames: {sent:?}");
+    assert!(
+        sent.len() >= 4 * TURNS,
+        "every turn outboxes four frames: {sent:?}"
+    );
 
     cluster.kill_redis();
     cluster.restart_redis();
@@ -45,5 +48,9 @@ async fn an_aof_always_redis_crash_loses_no_acknowledged_frame() {
     let replay = again.sync(paired_at).await;
     let done = replay.last().unwrap();
     assert_eq!(done["payload"].get("reset"), None, "no reset: {done}");
-    assert_eq!(seqs_and_types(&replay), sent, "the outbox after the crash differs");
+    assert_eq!(
+        seqs_and_types(&replay),
+        sent,
+        "the outbox after the crash differs"
+    );
 }

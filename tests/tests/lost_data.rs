@@ -40,20 +40,30 @@ async fn a_flushed_redis_resets_live_devices_and_turns_go_on() {
     assert_eq!(reset["payload"]["reset"], true, "{reset}");
     assert_eq!(id_of(&reset), None, "the reset is unsolicited: {reset}");
     let head = payload_u64(&reset, "cursor").expect("the reset names the new head");
-    assert!(head > old_cursor, "new head {head} not above old seq {old_cursor}");
+    assert!(
+        head > old_cursor,
+        "new head {head} not above old seq {old_cursor}"
+    );
 
     let text = "after the flush";
     let request_id = phone.send_message(text).await;
     let turn = phone.collect_turn().await;
     assert_whole_streamed_turn("phone", &turn, text, Some(request_id));
     let first_seq = turn.iter().find_map(seq_of).expect("the turn was outboxed");
-    assert_eq!(first_seq, head + 1, "seqs continue from the new head: {turn:#?}");
+    assert_eq!(
+        first_seq,
+        head + 1,
+        "seqs continue from the new head: {turn:#?}"
+    );
 
     let metrics = http_probe::get(cluster.gateway_addr(0), "/metrics")
         .await
         .expect("GET /metrics");
     assert!(
-        metrics.body.lines().any(|l| l == "iris_gateway_epoch_changes_total 1"),
+        metrics
+            .body
+            .lines()
+            .any(|l| l == "iris_gateway_epoch_changes_total 1"),
         "{}",
         metrics.body
     );

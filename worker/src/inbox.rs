@@ -49,10 +49,19 @@ pub async fn run(
             }
         };
         let reading = Reading {
+            endpoint: &endpoint,
+            addr: &conn.addr,
             node_id: &node_id,
             directory: &directory,
         };
-        let result = follow(&mut conn, reading, &mut owned, &mut prepared, &mut backoff).await;
+        let result = follow(
+            &mut conn.conn,
+            reading,
+            &mut owned,
+            &mut prepared,
+            &mut backoff,
+        )
+        .await;
         if let Err(err) = result {
             tracing::warn!(%err, "inbox: Redis error, reconnecting");
             // Pending entries are claimed again on reconnect (groups may even be gone).
@@ -65,13 +74,21 @@ pub async fn run(
 /// Who reads, and where entries go.
 #[derive(Clone, Copy)]
 struct Reading<'a> {
+    endpoint: &'a RedisEndpoint,
+    /// The server the connection goes to.
+    addr: &'a str,
     node_id: &'a str,
     directory: &'a Addr<ChatDirectory>,
 }
 
 async fn follow(
     conn: &mut redis::aio::MultiplexedConnection,
-    Reading { node_id, directory }: Reading<'_>,
+    Reading {
+        endpoint,
+        addr,
+        node_id,
+        directory,
+    }: Reading<'_>,
     owned: &mut watch::Receiver<Owned>,
     prepared: &mut Owned,
     backoff: &mut Backoff,
@@ -121,6 +138,7 @@ async fn follow(
                 "inbox read did not return in time",
             ))
         })??;
+        redis_conn::ensure_master(endpoint, addr).await?;
         backoff.reset();
         for stream in reply.into_iter().flat_map(|r| r.keys) {
             let Some(partition) = partitions

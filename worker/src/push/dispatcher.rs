@@ -136,9 +136,11 @@ impl Dispatcher {
 
     async fn follow(
         &self,
-        conn: &mut MultiplexedConnection,
+        connection: &mut redis_conn::BlockingConnection,
         backoff: &mut Backoff,
     ) -> redis::RedisResult<()> {
+        let conn = &mut connection.conn;
+        let addr = connection.addr.as_str();
         // Again on every connection: the stream (and its group) may have been deleted.
         create_group(conn).await?;
         backoff.reset();
@@ -161,6 +163,7 @@ impl Dispatcher {
                 .arg(">")
                 .query_async(conn)
                 .await?;
+            redis_conn::ensure_master(&self.endpoint, addr).await?;
             for stream in reply.into_iter().flat_map(|r| r.keys) {
                 for entry in stream.ids {
                     self.start(entry).await;
