@@ -362,4 +362,18 @@ mod tests {
         assert_eq!(seqs(&sent), vec![8, 9, 10]);
         assert!(done);
     }
+
+    #[test]
+    fn catching_up_after_an_outage_replays_only_what_was_missed() {
+        let mut cursor = DeliveryCursor::new(10);
+        assert_eq!(
+            cursor.catch_up(12),
+            None,
+            "nothing before live delivery starts"
+        );
+        cursor.start_live();
+        assert_eq!(cursor.catch_up(10), None);
+        assert_eq!(cursor.catch_up(12), Some(ReplayRange { after: 10, to: 12 }));
+        assert_eq!(cursor.catch_up(13), None, "not while a replay runs");
+    }
 }
