@@ -6,6 +6,7 @@ set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
+# Sentinel (the failover test) runs as `redis-server --sentinel`: no redis-sentinel package needed.
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -261,6 +261,21 @@ impl DeliveryCursor {
         (to_send, None)
     }
 
+    /// The outbox head is `head` after an outage in which live frames may have been
+    /// missed: returns the range to replay, if any (nothing while a replay runs or before
+    /// live delivery starts; those end by reading the outbox anyway).
+    pub fn catch_up(&mut self, head: u64) -> Option<ReplayRange> {
+        if self.replay.is_some() || !self.live_started || head <= self.delivered {
+            return None;
+        }
+        let range = ReplayRange {
+            after: self.delivered,
+            to: head,
+        };
+        self.begin_replay(range);
+        Some(range)
+    }
+
     /// Starts live delivery without a sync (the grace period ran out).
     pub fn start_live(&mut self) -> (Vec<Arc<RoutedFrame>>, Option<ReplayRange>) {
         if self.live_started || self.replay.is_some() {
@@ -411,5 +426,19 @@ mod tests {
         let (sent, done) = cursor.on_replayed(second, true).unwrap();
         assert_eq!(seqs(&sent), vec![8, 9, 10]);
         assert!(done);
+    }
+
+    #[test]
+    fn catching_up_after_an_outage_replays_only_what_was_missed() {
+        let mut cursor = DeliveryCursor::new(10);
+        assert_eq!(
+            cursor.catch_up(12),
+            None,
+            "nothing before live delivery starts"
+        );
+        cursor.start_live();
+        assert_eq!(cursor.catch_up(10), None);
+        assert_eq!(cursor.catch_up(12), Some(ReplayRange { after: 10, to: 12 }));
+        assert_eq!(cursor.catch_up(13), None, "not while a replay runs");
     }
 }

@@ -4,7 +4,9 @@
 //! The loop starts at the current time (frames for sessions that do not exist yet are of
 //! no use) and then follows the stream by entry id, so a Redis hiccup loses nothing the
 //! stream still holds; anything lost beyond that shows up as a seq gap that sessions fill
-//! from the outbox.
+//! from the outbox. Reconnects back off exponentially (`iris_shared::backoff`); every
+//! read is also bounded on the client side, so a Redis that stops answering (a frozen
+//! process, a dead link) fails the loop instead of hanging it.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,9 +15,11 @@ use std::time::Duration;
 use actix::Addr;
 use redis::streams::StreamReadReply;
 
+use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
 use iris_shared::delivery::{from_delivery_entry, NODE_STREAM_TTL_SECS};
-use iris_shared::{keys, redis_conn};
+use iris_shared::keys;
+use iris_shared::redis_conn::{self, RedisEndpoint};
 
 use crate::metrics;
 use crate::registry::{Dispatch, Registry};
@@ -25,64 +29,118 @@ use crate::state::GatewayState;
 const BLOCK_MS: u64 = 5_000;
 /// Most entries taken per read.
 const BATCH: usize = 1_000;
-/// Pause before reconnecting after a Redis error.
-const RETRY_DELAY: Duration = Duration::from_millis(500);
+/// How much longer than its `BLOCK` a read may take before the loop gives up on it.
+const READ_SLACK: Duration = Duration::from_secs(3);
 
 /// Runs the delivery loop until the process ends.
-pub async fn run(redis_url: String, state: GatewayState, registry: Addr<Registry>) {
+pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Registry>) {
     let stream = keys::node_delivery(&state.node_id);
     let mut last_id = format!("{}-0", now_ms());
+    let mut backoff = Backoff::default();
     loop {
-        let mut conn = match redis_conn::blocking_connection(&redis_url).await {
-            Ok(conn) => conn,
+        let connection = match redis_conn::blocking_connection(&endpoint).await {
+            Ok(connection) => connection,
             Err(err) => {
+                state.delivery_reading.store(false, Ordering::Relaxed);
                 tracing::warn!(%err, "delivery loop: cannot connect to Redis");
-                tokio::time::sleep(RETRY_DELAY).await;
+                backoff.wait().await;
                 continue;
             }
         };
-        if let Err(err) = follow(&mut conn, &stream, &mut last_id, &state, &registry).await {
+        let follower = Follower {
+            endpoint: &endpoint,
+            stream: &stream,
+            state: &state,
+            registry: &registry,
+        };
+        let result = follower.follow(connection, &mut last_id, &mut backoff);
+        if let Err(err) = result.await {
+            state.delivery_reading.store(false, Ordering::Relaxed);
             tracing::warn!(%err, "delivery loop: Redis error, reconnecting");
-            tokio::time::sleep(RETRY_DELAY).await;
+            backoff.wait().await;
         }
     }
 }
 
-async fn follow(
-    conn: &mut redis::aio::MultiplexedConnection,
-    stream: &str,
-    last_id: &mut String,
-    state: &GatewayState,
-    registry: &Addr<Registry>,
-) -> redis::RedisResult<()> {
-    state.delivery_beat.store(now_ms(), Ordering::Relaxed);
-    loop {
-        let reply: Option<StreamReadReply> = redis::cmd("XREAD")
-            .arg("COUNT")
-            .arg(BATCH)
-            .arg("BLOCK")
-            .arg(BLOCK_MS)
-            .arg("STREAMS")
-            .arg(stream)
-            .arg(last_id.as_str())
-            .query_async(conn)
-            .await?;
-        // Keep the stream alive while this node is; a dead node's stream expires.
-        redis::cmd("EXPIRE")
-            .arg(stream)
-            .arg(NODE_STREAM_TTL_SECS)
-            .query_async::<()>(conn)
-            .await?;
+/// Fails a read that outlives its `BLOCK` by more than [`READ_SLACK`].
+fn read_timed_out(_: tokio::time::error::Elapsed) -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "delivery read did not return in time",
+    ))
+}
+
+/// What one connection's reading needs.
+struct Follower<'a> {
+    endpoint: &'a RedisEndpoint,
+    stream: &'a str,
+    state: &'a GatewayState,
+    registry: &'a Addr<Registry>,
+}
+
+impl Follower<'_> {
+    async fn follow(
+        &self,
+        mut connection: redis_conn::BlockingConnection,
+        last_id: &mut String,
+        backoff: &mut Backoff,
+    ) -> redis::RedisResult<()> {
+        let Self {
+            endpoint,
+            stream,
+            state,
+            registry,
+        } = *self;
+        let conn = &mut connection.conn;
+        let addr = connection.addr.as_str();
+        let read_limit = Duration::from_millis(BLOCK_MS) + READ_SLACK;
+        // A write first: a demoted or cut-off master fails here, before the first read.
+        expire_stream(conn, stream).await?;
         state.delivery_beat.store(now_ms(), Ordering::Relaxed);
-        for entry in reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids) {
-            metrics::incr(&state.metrics.deliveries_total);
-            match from_delivery_entry(&entry) {
-                Some(frame) => registry.do_send(Dispatch {
-                    frame: Arc::new(frame),
-                }),
-                None => tracing::warn!(id = %entry.id, "unreadable delivery entry skipped"),
+        state.delivery_reading.store(true, Ordering::Relaxed);
+        loop {
+            let mut read = redis::cmd("XREAD");
+            read.arg("COUNT")
+                .arg(BATCH)
+                .arg("BLOCK")
+                .arg(BLOCK_MS)
+                .arg("STREAMS")
+                .arg(stream)
+                .arg(last_id.as_str());
+            let reply = tokio::time::timeout(
+                read_limit,
+                read.query_async::<Option<StreamReadReply>>(conn),
+            )
+            .await
+            .map_err(read_timed_out)??;
+            expire_stream(conn, stream).await?;
+            redis_conn::ensure_master(endpoint, addr).await?;
+            state.delivery_beat.store(now_ms(), Ordering::Relaxed);
+            state.delivery_reading.store(true, Ordering::Relaxed);
+            backoff.reset();
+            for entry in reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids) {
+                metrics::incr(&state.metrics.deliveries_total);
+                match from_delivery_entry(&entry) {
+                    Some(frame) => registry.do_send(Dispatch {
+                        frame: Arc::new(frame),
+                    }),
+                    None => tracing::warn!(id = %entry.id, "unreadable delivery entry skipped"),
+                }
+                *last_id = entry.id;
             }
-            *last_id = entry.id;
         }
     }
+}
+
+/// Keeps the stream alive while this node is; a dead node's stream expires. On a demoted
+/// master this write fails (READONLY), and the reconnect finds the new one.
+async fn expire_stream(
+    conn: &mut redis::aio::MultiplexedConnection,
+    stream: &str,
+) -> redis::RedisResult<()> {
+    redis::cmd("EXPIRE")
+        .arg(stream)
+        .arg(NODE_STREAM_TTL_SECS)
+        .query_async::<()>(conn)
+        .await
 }

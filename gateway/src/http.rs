@@ -13,6 +13,9 @@ use iris_shared::media::frame::MAX_MEDIA_FRAME_BYTES;
 use crate::session::Session;
 use crate::state::GatewayState;
 
+/// Longest `/readyz` waits for Redis to answer PING.
+const READY_PING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Source of node-unique session ids.
 static NEXT_SESSION_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -80,27 +83,35 @@ async fn healthz() -> HttpResponse {
     HttpResponse::Ok().content_type("text/plain").body("ok\n")
 }
 
-/// Ready: Redis answers and the delivery loop is reading.
+/// Ready: Redis answers, the delivery loop is reading, and the node is not degraded.
 async fn readyz(state: web::Data<GatewayState>) -> HttpResponse {
     if state.draining.load(std::sync::atomic::Ordering::Relaxed) {
         return HttpResponse::ServiceUnavailable()
             .content_type("text/plain")
             .body("draining: the node is shutting down\n");
     }
-    let redis_ok = match state.redis.get().await {
-        Ok(mut conn) => redis::cmd("PING")
+    let ping = async {
+        let mut conn = state.redis.get().await.ok()?;
+        redis::cmd("PING")
             .query_async::<String>(&mut conn)
             .await
-            .is_ok(),
-        Err(_) => false,
+            .ok()
     };
+    // A Redis that stops answering must fail the probe, not hang it.
+    let redis_ok = tokio::time::timeout(READY_PING_TIMEOUT, ping)
+        .await
+        .ok()
+        .flatten()
+        .is_some();
     let delivery_ok = state.delivery_alive(now_ms());
+    let degraded = state.is_degraded();
     let body = format!(
-        "redis: {}\ndelivery loop: {}\n",
+        "redis: {}\ndelivery loop: {}\nbackend: {}\n",
         if redis_ok { "ok" } else { "unreachable" },
-        if delivery_ok { "ok" } else { "stalled" }
+        if delivery_ok { "ok" } else { "stalled" },
+        if degraded { "degraded" } else { "online" }
     );
-    if redis_ok && delivery_ok {
+    if redis_ok && delivery_ok && !degraded {
         HttpResponse::Ok().content_type("text/plain").body(body)
     } else {
         HttpResponse::ServiceUnavailable()

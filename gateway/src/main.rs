@@ -9,12 +9,15 @@
 //! - `cursor`: a device's outbox position and the exactly-once delivery rules.
 //! - `registry`: the actor that maps accounts to local sessions and keeps presence.
 //! - `delivery_loop`: the node's one blocking read of its delivery stream.
+//! - `backend_watch`: the actor that decides whether Redis is reachable and intact
+//!   (degraded status, lost-data resets).
 //! - `tokens`: device tokens, stored hashed.
 //! - `close_codes`: the WebSocket close codes and their meaning.
 //! - `metrics`: Prometheus counters.
 //! - `rate_limit`: the per-connection frame rate limit.
 
 mod api;
+mod backend_watch;
 mod backlog;
 mod close_codes;
 mod config;
@@ -41,8 +44,10 @@ use clap::{Parser, Subcommand};
 use iris_shared::clock::now_ms;
 use iris_shared::config::ClusterArgs;
 use iris_shared::media::store::MediaStore;
-use iris_shared::{redis_conn, telemetry};
+use iris_shared::redis_conn::{self, RedisEndpoint};
+use iris_shared::telemetry;
 
+use crate::backend_watch::BackendWatch;
 use crate::config::{GatewayArgs, SessionLimits};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
@@ -107,9 +112,9 @@ fn run_token_command(redis_url: &str, command: TokenCommand) -> anyhow::Result<(
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let client = redis::Client::open(redis_url).context("invalid IRIS_REDIS_URL")?;
-        let mut conn = client
-            .get_multiplexed_async_connection()
+        let endpoint = RedisEndpoint::parse(redis_url).context("invalid IRIS_REDIS_URL")?;
+        let mut conn = endpoint
+            .connect(Some(redis_conn::COMMAND_TIMEOUT))
             .await
             .with_context(|| format!("cannot connect to Redis at {redis_url}"))?;
         match command {
@@ -160,7 +165,8 @@ async fn drain_on_signal(
 fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
     let node_id: Arc<str> = cluster.node_id_or_random("gw").into();
     actix_web::rt::System::new().block_on(async move {
-        let redis = redis_conn::pool(&cluster.redis_url)?;
+        let endpoint = RedisEndpoint::parse(&cluster.redis_url)?;
+        let redis = redis_conn::pool(&endpoint)?;
         let media = MediaStore::open(gateway.media_store.as_deref())
             .context("cannot open the media store (IRIS_MEDIA_STORE)")?;
         tracing::info!(store = media.url(), "media store");
@@ -180,16 +186,15 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
             metrics,
             limits: SessionLimits::from(&gateway),
             delivery_beat: Arc::new(AtomicU64::new(0)),
+            delivery_reading: Arc::new(AtomicBool::new(false)),
+            degraded: Arc::new(AtomicBool::new(false)),
             draining: Arc::new(AtomicBool::new(false)),
             admin_key: gateway.admin_key.as_deref().filter(|k| !k.is_empty()).map(Arc::from),
             media,
         };
         let registry_for_drain = registry.clone();
-        actix_web::rt::spawn(delivery_loop::run(
-            cluster.redis_url.clone(),
-            state.clone(),
-            registry,
-        ));
+        actix_web::rt::spawn(delivery_loop::run(endpoint, state.clone(), registry));
+        BackendWatch::new(state.clone()).start();
         let draining = state.draining.clone();
         let data = web::Data::new(state);
         let unacked_limit = Duration::from_millis(gateway.client_timeout_ms);

@@ -47,6 +47,9 @@ gateway_metrics! {
     frames_left_in_outbox_total: counter = "Outboxed frames not queued to a lagging session (it replays them).",
     frames_coalesced_total: counter = "Live-only frames replaced by a newer one (or dropped) for a lagging session.",
     slow_consumers_total: counter = "Sessions closed for staying behind past the slow-consumer bound.",
+    degraded: gauge = "1 while the node cannot reach Redis (sessions told degraded).",
+    degraded_total: counter = "Times the node became degraded (Redis unreachable).",
+    epoch_changes_total: counter = "Times the cluster epoch was found missing or changed (Redis lost its data).",
 }
 
 /// Adds one to a counter.

@@ -1,5 +1,10 @@
 //! The registry actor: which sessions of this node belong to which account, the node's
-//! presence in Redis for those accounts, and the fan-out of delivered frames.
+//! presence in Redis for those accounts, and the fan-out of delivered frames and of
+//! backend notices (degraded, online, data lost).
+//!
+//! A failed presence renewal is retried with backoff rather than waiting for the next
+//! interval, and when Redis comes back presence is renewed before sessions are told, so
+//! every frame written after a session checks the outbox head reaches it live.
 //!
 //! Sessions are held as `Recipient<Deliver>`, never as the session type, so this actor
 //! knows nothing about WebSockets.
@@ -15,8 +20,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use deadpool_redis::Pool;
+use iris_shared::redis_conn::Pool;
 
+use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
 use iris_shared::delivery::RoutedFrame;
 use iris_shared::{presence, push};
@@ -36,6 +42,7 @@ pub struct SendQueueLimits {
     /// How long a session may stay behind before it is closed as a slow consumer.
     pub slow_after: Duration,
 }
+use crate::backend_watch::BackendNotice;
 
 /// A frame for one session.
 #[derive(Message, Debug, Clone)]
@@ -60,6 +67,8 @@ pub struct Register {
     pub recipient: Recipient<Deliver>,
     /// Where the shutdown notice goes.
     pub drain: Recipient<Restarting>,
+    /// Where backend notices go.
+    pub backend: Recipient<BackendNotice>,
     /// Where catch-up and slow-consumer notices go.
     pub backpressure: Recipient<Backpressure>,
     /// The session's send queue, charged for every frame queued to it.
@@ -116,6 +125,7 @@ struct SessionHandle {
     device_id: String,
     deliver: Recipient<Deliver>,
     drain: Recipient<Restarting>,
+    backend: Recipient<BackendNotice>,
     backpressure: Recipient<Backpressure>,
     queue: Arc<SendQueue>,
     /// Frames owed while the session is behind.
@@ -195,6 +205,10 @@ pub struct Registry {
     limits: SendQueueLimits,
     /// The node's counters.
     metrics: Arc<Metrics>,
+    /// Pacing of retries after a failed presence renewal.
+    renew_backoff: Backoff,
+    /// A retry of a failed renewal is scheduled.
+    renew_retry_pending: bool,
 }
 
 impl Registry {
@@ -211,6 +225,8 @@ impl Registry {
             accounts: HashMap::new(),
             limits,
             metrics,
+            renew_backoff: Backoff::default(),
+            renew_retry_pending: false,
         }
     }
 
@@ -227,8 +243,23 @@ impl Registry {
         }
     }
 
-    /// Renews this node's presence for every account it holds, in one pipeline.
-    fn renew_presence(&mut self, ctx: &mut Context<Self>) {
+    /// Periodic renewal (skipped while a backoff retry is pending).
+    fn renew_on_interval(&mut self, ctx: &mut Context<Self>) {
+        if !self.renew_retry_pending {
+            self.renew_presence(ctx, None);
+        }
+    }
+
+    /// Sends `notice` to every session.
+    fn tell_sessions(&self, notice: BackendNotice) {
+        for session in self.accounts.values().flat_map(HashMap::values) {
+            session.backend.do_send(notice);
+        }
+    }
+
+    /// Renews this node's presence for every account it holds, in one pipeline; then
+    /// tells every session `notice`, if given. A failure is retried after a backoff pause.
+    fn renew_presence(&mut self, ctx: &mut Context<Self>, notice: Option<BackendNotice>) {
         let accounts: Vec<String> = self.accounts.keys().cloned().collect();
         let devices: Vec<(String, String)> = self
             .accounts
@@ -241,31 +272,38 @@ impl Registry {
             .collect();
         let redis = self.redis.clone();
         let node = self.node_id.clone();
-        ctx.spawn(
-            async move {
-                let result = match redis.get().await {
-                    Ok(mut conn) => presence::hold(&mut conn, &node, &accounts, now_ms()).await,
-                    Err(err) => {
-                        tracing::warn!(%err, "presence renewal: no Redis connection");
-                        return;
-                    }
-                };
-                if let Err(err) = result {
-                    tracing::warn!(%err, "presence renewal failed");
+        let renewal = async move {
+            let mut conn = redis.get().await.map_err(|err| err.to_string())?;
+            presence::hold(&mut conn, &node, &accounts, now_ms())
+                .await
+                .map_err(|err| err.to_string())?;
+            for (account, device_id) in devices {
+                push::mark_online(&mut conn, &account, &device_id, now_ms())
+                    .await
+                    .map_err(|err| err.to_string())?;
+            }
+            Ok::<(), String>(())
+        };
+        ctx.spawn(renewal.into_actor(self).map(move |result, act, ctx| {
+            match result {
+                Ok(()) => {
+                    act.renew_backoff.reset();
+                    act.renew_retry_pending = false;
                 }
-                if let Ok(mut conn) = redis.get().await {
-                    for (account, device_id) in devices {
-                        if let Err(err) =
-                            push::mark_online(&mut conn, &account, &device_id, now_ms()).await
-                        {
-                            tracing::warn!(%err, "online renewal failed");
-                            break;
-                        }
-                    }
+                Err(err) => {
+                    tracing::warn!(%err, "presence renewal failed; retrying");
+                    act.renew_retry_pending = true;
+                    ctx.run_later(act.renew_backoff.next_delay(), |act, ctx| {
+                        act.renew_presence(ctx, None)
+                    });
                 }
             }
-            .into_actor(self),
-        );
+            // Sessions are told even if the renewal failed: the watch saw Redis answer,
+            // and the retry follows shortly.
+            if let Some(notice) = notice {
+                act.tell_sessions(notice);
+            }
+        }));
     }
 }
 
@@ -275,7 +313,7 @@ impl Actor for Registry {
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.run_interval(
             Duration::from_millis(presence::RENEW_INTERVAL_MS),
-            Self::renew_presence,
+            Self::renew_on_interval,
         );
         ctx.run_interval(LAGGING_CHECK_INTERVAL, Self::check_lagging);
     }
@@ -298,6 +336,7 @@ impl Handler<Register> for Registry {
                     queue: msg.queue,
                     backlog: None,
                     closing: false,
+                    backend: msg.backend,
                 },
             );
         let redis = self.redis.clone();
@@ -316,9 +355,9 @@ impl Handler<Register> for Registry {
     }
 }
 
-fn pool_error(err: deadpool_redis::PoolError) -> redis::RedisError {
+fn pool_error(err: iris_shared::redis_conn::PoolError) -> redis::RedisError {
     match err {
-        deadpool_redis::PoolError::Backend(err) => err,
+        iris_shared::redis_conn::PoolError::Backend(err) => err,
         other => redis::RedisError::from(std::io::Error::other(other.to_string())),
     }
 }
@@ -390,5 +429,19 @@ impl Handler<Drain> for Registry {
         sessions
             .map(|session| session.drain.do_send(Restarting))
             .count()
+    }
+}
+
+impl Handler<BackendNotice> for Registry {
+    type Result = ();
+
+    fn handle(&mut self, notice: BackendNotice, ctx: &mut Self::Context) {
+        match notice {
+            BackendNotice::Degraded => self.tell_sessions(notice),
+            // Presence may have lapsed (or been lost with the data): hold it again first.
+            BackendNotice::Online | BackendNotice::DataLost => {
+                self.renew_presence(ctx, Some(notice))
+            }
+        }
     }
 }

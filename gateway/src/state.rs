@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use actix::Addr;
-use deadpool_redis::Pool;
 use iris_shared::media::store::MediaStore;
+use iris_shared::redis_conn::Pool;
 
 use crate::config::SessionLimits;
 use crate::metrics::Metrics;
@@ -35,6 +35,11 @@ pub struct GatewayState {
     pub draining: Arc<AtomicBool>,
     /// When the delivery loop last completed a read (ms since the epoch).
     pub delivery_beat: Arc<AtomicU64>,
+    /// Whether the delivery loop's last attempt succeeded (false while it reconnects).
+    pub delivery_reading: Arc<AtomicBool>,
+    /// Set while the node cannot reach Redis (see `backend_watch`): `hello` is refused and
+    /// `/readyz` fails.
+    pub degraded: Arc<AtomicBool>,
     /// Where media bytes are stored.
     pub media: MediaStore,
 }
@@ -42,6 +47,12 @@ pub struct GatewayState {
 impl GatewayState {
     /// Whether the delivery loop has read recently enough to count as running.
     pub fn delivery_alive(&self, now_ms: u64) -> bool {
-        now_ms.saturating_sub(self.delivery_beat.load(Ordering::Relaxed)) < DELIVERY_STALL_MS
+        self.delivery_reading.load(Ordering::Relaxed)
+            && now_ms.saturating_sub(self.delivery_beat.load(Ordering::Relaxed)) < DELIVERY_STALL_MS
+    }
+
+    /// Whether the node currently counts Redis as unreachable.
+    pub fn is_degraded(&self) -> bool {
+        self.degraded.load(Ordering::Relaxed)
     }
 }

@@ -38,6 +38,7 @@
 //! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
+//! | `iris:epoch` | string | the cluster epoch: lost data shows as a missing or changed value |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
 //! | `iris:leases:released` | pub/sub channel | a worker gave leases up: the others look for free partitions at once |
 //! | `iris:agent` | hash | what the workers' upstream agent can do (announced in `hello.ack`) |
@@ -211,6 +212,11 @@ pub fn workers() -> String {
 /// Pub/sub channel on which a worker announces that it gave partition leases up.
 pub fn leases_released() -> String {
     format!("{PREFIX}:leases:released")
+}
+
+/// The cluster epoch (see `cluster_epoch`).
+pub fn cluster_epoch() -> String {
+    format!("{PREFIX}:epoch")
 }
 
 /// What the workers' upstream agent can do.

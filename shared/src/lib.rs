@@ -15,7 +15,9 @@
 //! - [`media`]: media bytes: binary frames, the object store (directory or S3), metadata.
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
 //! - [`lease`]: partition leases with fencing tokens.
-//! - [`redis_conn`]: connection pools and dedicated blocking connections.
+//! - [`redis_conn`]: connection pools and dedicated blocking connections (direct or via Sentinel).
+//! - [`backoff`]: exponential backoff with jitter for every loop that reconnects to Redis.
+//! - [`cluster_epoch`]: the epoch that reveals a Redis that lost the cluster's data.
 //! - [`config`]: command-line flags and environment variables both binaries share.
 //! - [`shutdown`]: the signal that stops a node.
 //! - [`telemetry`]: logging setup.
@@ -23,8 +25,10 @@
 //!
 //! This crate knows nothing about actix, WebSockets or agents.
 
+pub mod backoff;
 pub mod channels;
 pub mod clock;
+pub mod cluster_epoch;
 pub mod config;
 pub mod delivery;
 pub mod history;

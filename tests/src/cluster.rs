@@ -10,12 +10,13 @@ use std::time::{Duration, Instant};
 use crate::binaries::{binary, GATEWAY, WORKER};
 use crate::child_process::ChildProcess;
 use crate::client::Client;
-use crate::cluster_spec::{gateway_node_id, worker_node_id, ClusterSpec};
+use crate::cluster_spec::{gateway_node_id, worker_node_id, ClusterSpec, RedisKind};
 use crate::http_probe;
 use crate::ports::free_port;
 use crate::redis_server::RedisServer;
 use crate::resp::Reply;
 use crate::scratch_dir::ScratchDir;
+use crate::sentinel_group::SentinelGroup;
 
 /// How long nodes may take to become ready (tests start many processes in parallel).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -31,10 +32,16 @@ struct GatewayNode {
     process: ChildProcess,
 }
 
+/// The cluster's Redis.
+enum Backing {
+    Single(RedisServer),
+    Sentinel(SentinelGroup),
+}
+
 /// A running cluster; everything dies with it.
 pub struct Cluster {
     partitions: u32,
-    redis: RedisServer,
+    redis: Backing,
     gateways: Vec<GatewayNode>,
     workers: Vec<ChildProcess>,
     /// Extra environment of every gateway and every worker (kept for restarts).
@@ -58,7 +65,13 @@ impl Cluster {
             binary(WORKER);
         }
         let scratch = ScratchDir::new(label);
-        let redis = RedisServer::start(scratch.path());
+        let redis = match spec.redis {
+            RedisKind::Plain => Backing::Single(RedisServer::start(scratch.path())),
+            RedisKind::Durable => {
+                Backing::Single(RedisServer::start_durable("redis", scratch.path()))
+            }
+            RedisKind::Sentinel => Backing::Sentinel(SentinelGroup::start(scratch.path())),
+        };
         let mut cluster = Self {
             partitions: spec.partitions,
             redis,
@@ -90,7 +103,7 @@ impl Cluster {
     fn node_command(&self, binary_name: &str, node_id: &str, env: &[(String, String)]) -> Command {
         let mut command = Command::new(binary(binary_name));
         command
-            .env("IRIS_REDIS_URL", self.redis.url())
+            .env("IRIS_REDIS_URL", self.redis_url())
             .env("IRIS_PARTITIONS", self.partitions.to_string())
             .env("IRIS_NODE_ID", node_id)
             .env("RUST_LOG", NODE_LOG_FILTER)
@@ -213,7 +226,7 @@ impl Cluster {
         let registry = iris_shared::keys::workers();
         for index in 0..self.workers.len() {
             let node_id = worker_node_id(index);
-            match self.redis.command(&["ZSCORE", &registry, &node_id]) {
+            match self.redis().command(&["ZSCORE", &registry, &node_id]) {
                 Ok(Reply::Text(_)) => {}
                 other => return Some(format!("{node_id} not in {registry} ({other:?})")),
             }
@@ -233,9 +246,35 @@ impl Cluster {
         Client::connect(self.gateway_addr(index), label).await
     }
 
-    /// The cluster's Redis.
+    /// The cluster's Redis (with Sentinel: the current master).
     pub fn redis(&self) -> &RedisServer {
-        &self.redis
+        match &self.redis {
+            Backing::Single(server) => server,
+            Backing::Sentinel(group) => group.master(),
+        }
+    }
+
+    /// The `IRIS_REDIS_URL` every node is given.
+    pub fn redis_url(&self) -> String {
+        match &self.redis {
+            Backing::Single(server) => server.url(),
+            Backing::Sentinel(group) => group.url(),
+        }
+    }
+
+    /// The Sentinel-managed Redis, if the cluster runs on one.
+    pub fn sentinels(&self) -> Option<&SentinelGroup> {
+        match &self.redis {
+            Backing::Sentinel(group) => Some(group),
+            Backing::Single(_) => None,
+        }
+    }
+
+    fn single_redis(&mut self) -> &mut RedisServer {
+        match &mut self.redis {
+            Backing::Single(server) => server,
+            Backing::Sentinel(_) => panic!("this cluster's Redis is Sentinel-managed"),
+        }
     }
 
     /// `IRIS_PARTITIONS` of the cluster.
@@ -248,7 +287,7 @@ impl Cluster {
         let output = Command::new(binary(GATEWAY))
             .arg("token")
             .args(args)
-            .env("IRIS_REDIS_URL", self.redis.url())
+            .env("IRIS_REDIS_URL", self.redis_url())
             .env("RUST_LOG", "warn")
             .output()
             .expect("running iris-gateway token");
@@ -281,7 +320,7 @@ impl Cluster {
     /// The node id holding `partition`'s lease, if any (the key holds `<node>|<fence>`).
     pub fn lease_holder(&self, partition: u32) -> Option<String> {
         let lease = iris_shared::keys::lease(partition);
-        let reply = self.redis.command(&["GET", &lease]).ok()?;
+        let reply = self.redis().command(&["GET", &lease]).ok()?;
         let value = reply.text()?;
         Some(value.split('|').next().unwrap_or(value).to_owned())
     }
@@ -378,12 +417,29 @@ impl Cluster {
 
     /// Crashes the cluster's Redis (SIGKILL).
     pub fn kill_redis(&mut self) {
-        self.redis.kill();
+        self.single_redis().kill();
+    }
+
+    /// Starts the cluster's Redis again on the same port and data directory.
+    pub fn restart_redis(&mut self) {
+        self.single_redis().restart();
+    }
+
+    /// Freezes the cluster's Redis (SIGSTOP): it holds connections and answers nothing.
+    pub fn freeze_redis(&mut self) {
+        self.single_redis().freeze();
+    }
+
+    /// Lets the frozen Redis run again (SIGCONT).
+    pub fn thaw_redis(&mut self) {
+        self.single_redis().thaw();
     }
 
     fn diagnostics(&mut self) -> String {
         let mut report = vec![format!("cluster logs in {}", self.scratch.path().display())];
-        report.push(self.redis.process_mut().diagnostics(LOG_LINES_ON_FAILURE));
+        if let Backing::Single(server) = &mut self.redis {
+            report.push(server.process_mut().diagnostics(LOG_LINES_ON_FAILURE));
+        }
         for gateway in &mut self.gateways {
             report.push(gateway.process.diagnostics(LOG_LINES_ON_FAILURE));
         }

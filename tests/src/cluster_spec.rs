@@ -1,8 +1,20 @@
 //! What a test's cluster consists of ([`ClusterSpec`]) and how its nodes are named.
 
+/// What kind of Redis the cluster runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedisKind {
+    /// One server without persistence.
+    Plain,
+    /// One server with AOF, fsynced on every write, restartable with its data.
+    Durable,
+    /// A master, a replica and three Sentinels; nodes find the master through them.
+    Sentinel,
+}
+
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct ClusterSpec {
+    pub(crate) redis: RedisKind,
     pub(crate) gateways: usize,
     pub(crate) workers: usize,
     pub(crate) partitions: u32,
@@ -14,6 +26,7 @@ impl Default for ClusterSpec {
     /// One gateway, one worker, 64 partitions.
     fn default() -> Self {
         Self {
+            redis: RedisKind::Plain,
             gateways: 1,
             workers: 1,
             partitions: 64,
@@ -24,6 +37,12 @@ impl Default for ClusterSpec {
 }
 
 impl ClusterSpec {
+    /// The kind of Redis to run on.
+    pub fn redis(mut self, kind: RedisKind) -> Self {
+        self.redis = kind;
+        self
+    }
+
     /// Number of gateway nodes.
     pub fn gateways(mut self, count: usize) -> Self {
         self.gateways = count;

@@ -90,3 +90,22 @@ fn parse_response(text: &str) -> io::Result<HttpResponse> {
         body: body.to_owned(),
     })
 }
+
+/// Polls `GET path` until it answers `status`; panics with the last answer after `within`.
+pub async fn wait_for_status(
+    addr: SocketAddr,
+    path: &str,
+    status: u16,
+    within: std::time::Duration,
+) {
+    let deadline = std::time::Instant::now() + within;
+    let mut last = None;
+    while std::time::Instant::now() < deadline {
+        match get(addr, path).await {
+            Ok(response) if response.status == status => return,
+            other => last = Some(other),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    panic!("{path} never answered {status} within {within:?}; last: {last:?}");
+}

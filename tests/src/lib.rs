@@ -6,7 +6,8 @@
 //! - [`scratch_dir`]: a per-test directory for logs, kept when the test fails.
 //! - [`child_process`]: a child process that is SIGKILLed when dropped, logging to a file.
 //! - [`resp`]: one Redis command over a raw TCP connection.
-//! - [`redis_server`]: a private `redis-server` per test.
+//! - [`redis_server`]: a private `redis-server` per test (optionally durable, restartable).
+//! - [`sentinel_group`]: a master, a replica and three Sentinels, and a real failover.
 //! - [`http_recorder`]: a local HTTP server recording requests (push services' stand-in).
 //! - [`http_probe`]: a minimal HTTP GET for `/readyz`, `/healthz` and `/metrics`.
 //! - [`fake_llm`]: the scripted OpenAI-compatible LLM on its own, for the `openai` upstream.
@@ -35,4 +36,5 @@ pub mod ports;
 pub mod redis_server;
 pub mod resp;
 pub mod scratch_dir;
+pub mod sentinel_group;
 pub mod turn;

@@ -1,6 +1,8 @@
-//! A private `redis-server` per test, on a free port, without persistence; killed on drop.
+//! A private `redis-server` per test, on a free port; killed on drop. By default without
+//! persistence; [`RedisServer::start_durable`] runs it with AOF fsynced on every write in
+//! a directory of its own, so it can be killed and restarted on the same port and data.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -17,34 +19,80 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub struct RedisServer {
     port: u16,
+    name: String,
+    args: Vec<String>,
+    log_dir: PathBuf,
     process: ChildProcess,
 }
 
 impl RedisServer {
     /// Starts a server on a free port (logging into `log_dir`) and waits until it answers PING.
     pub fn start(log_dir: &Path) -> Self {
+        Self::start_named("redis", log_dir, &["--save", "", "--appendonly", "no"])
+    }
+
+    /// Starts a server with `appendonly yes` and `appendfsync always`, its data in
+    /// `<log_dir>/<name>-data`, so [`RedisServer::restart`] brings back every write it
+    /// acknowledged.
+    pub fn start_durable(name: &str, log_dir: &Path) -> Self {
+        let data_dir = log_dir.join(format!("{name}-data"));
+        std::fs::create_dir_all(&data_dir)
+            .unwrap_or_else(|err| panic!("cannot create {}: {err}", data_dir.display()));
+        let dir = data_dir.to_string_lossy().into_owned();
+        let args = [
+            "--dir",
+            dir.as_str(),
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+        ];
+        Self::start_named(name, log_dir, &args)
+    }
+
+    /// Starts a server named `name` (its log file) with extra `args`.
+    pub fn start_named(name: &str, log_dir: &Path, args: &[&str]) -> Self {
         assert!(
             Path::new(REDIS_SERVER).is_file(),
             "{REDIS_SERVER} is missing: run `scripts/install-deps.sh` to install redis-server"
         );
         let port = free_port();
-        let mut command = Command::new(REDIS_SERVER);
-        command.args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ]);
+        let mut all_args = vec![
+            "--port".to_owned(),
+            port.to_string(),
+            "--bind".to_owned(),
+            "127.0.0.1".to_owned(),
+        ];
+        all_args.extend(args.iter().map(|a| (*a).to_owned()));
+        let process = Self::spawn(name, &all_args, log_dir);
         let mut server = Self {
             port,
-            process: ChildProcess::spawn("redis", command, log_dir),
+            name: name.to_owned(),
+            args: all_args,
+            log_dir: log_dir.to_owned(),
+            process,
         };
         server.wait_until_answering();
         server
+    }
+
+    fn spawn(name: &str, args: &[String], log_dir: &Path) -> ChildProcess {
+        let mut command = Command::new(REDIS_SERVER);
+        command.args(args);
+        ChildProcess::spawn(name, command, log_dir)
+    }
+
+    /// Starts the server again on the same port with the same settings (and, for a
+    /// durable one, the same data), killing it first if it still runs; waits for PING.
+    /// Its earlier log is kept beside the new one.
+    pub fn restart(&mut self) {
+        self.process.kill();
+        let old_log = self.process.log_path().to_owned();
+        let _ = std::fs::rename(&old_log, old_log.with_extension("log.before-restart"));
+        self.process = Self::spawn(&self.name, &self.args, &self.log_dir);
+        self.wait_until_answering();
     }
 
     fn wait_until_answering(&mut self) {
@@ -88,6 +136,16 @@ impl RedisServer {
     /// Kills the server (SIGKILL).
     pub fn kill(&mut self) {
         self.process.kill();
+    }
+
+    /// Freezes the server (SIGSTOP): connections stay open but nothing is answered.
+    pub fn freeze(&mut self) {
+        self.process.signal("STOP");
+    }
+
+    /// Lets a frozen server run again (SIGCONT).
+    pub fn thaw(&mut self) {
+        self.process.signal("CONT");
     }
 
     /// The process, for diagnostics.

@@ -77,6 +77,12 @@ pub struct Drain {
     pub grace: Duration,
 }
 
+/// Redis lost the cluster's data: every chat actor stops, so none acts on state (fences,
+/// queued entries, settings) that no longer exists. New entries start fresh actors.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct ForgetChats;
+
 /// Builds the dependencies of new chat actors (they need the directory's address).
 pub type DepsFactory = Box<dyn Fn(&Addr<ChatDirectory>) -> ChatDeps>;
 
@@ -95,14 +101,18 @@ pub struct ChatDirectory {
     chats: HashMap<ChatKey, ChatSlot>,
     deps: DepsFactory,
     idle_after: Duration,
-    redis: deadpool_redis::Pool,
+    redis: iris_shared::redis_conn::Pool,
     /// Set by [`Drain`]: new entries are left pending.
     draining: bool,
 }
 
 impl ChatDirectory {
     /// A directory whose chat actors retire after `idle_after` without work.
-    pub fn new(deps: DepsFactory, idle_after: Duration, redis: deadpool_redis::Pool) -> Self {
+    pub fn new(
+        deps: DepsFactory,
+        idle_after: Duration,
+        redis: iris_shared::redis_conn::Pool,
+    ) -> Self {
         Self {
             chats: HashMap::new(),
             deps,
@@ -198,6 +208,17 @@ impl Handler<Fenced> for ChatDirectory {
 
     fn handle(&mut self, msg: Fenced, _ctx: &mut Self::Context) {
         self.chats.remove(&msg.key);
+    }
+}
+
+impl Handler<ForgetChats> for ChatDirectory {
+    type Result = ();
+
+    fn handle(&mut self, _msg: ForgetChats, _ctx: &mut Self::Context) {
+        tracing::warn!(chats = self.chats.len(), "dropping every chat actor");
+        for (_, slot) in self.chats.drain() {
+            slot.actor.do_send(Retire);
+        }
     }
 }
 

@@ -18,13 +18,14 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use actix::Addr;
-use deadpool_redis::Pool;
 use redis::streams::{StreamAutoClaimReply, StreamReadReply};
 use tokio::sync::watch;
 
+use iris_shared::backoff::Backoff;
 use iris_shared::inbound::{InboundEntry, InboundRequest};
 use iris_shared::lease::{self, HeldLease};
 use iris_shared::partition::Partition;
+use iris_shared::redis_conn::{Pool, RedisEndpoint};
 use iris_shared::{keys, redis_conn};
 
 use crate::directory::{ChatDirectory, Dispatch};
@@ -40,27 +41,28 @@ const WAKE_RETRY: Duration = Duration::from_millis(20);
 const BATCH: usize = 100;
 /// How often owned partitions are swept for entries left on former owners.
 const STRAY_SWEEP_INTERVAL: Duration = Duration::from_secs(2);
-/// Pause before reconnecting after a Redis error.
-const RETRY_DELAY: Duration = Duration::from_millis(500);
+/// How much longer than its `BLOCK` a read may take before the loop gives up on it.
+const READ_SLACK: Duration = Duration::from_secs(3);
 
 /// Partitions this worker owns, with their fencing tokens.
 pub type Owned = HashMap<Partition, u64>;
 
 /// Reads owned partitions until the process ends.
 pub async fn run(
-    redis_url: String,
+    endpoint: RedisEndpoint,
     node_id: String,
     mut owned: watch::Receiver<Owned>,
     directory: Addr<ChatDirectory>,
     redis: Pool,
 ) {
     let mut prepared: Owned = HashMap::new();
+    let mut backoff = Backoff::default();
     loop {
         let connected = async {
-            let mut conn = redis_conn::blocking_connection(&redis_url).await?;
+            let mut conn = redis_conn::blocking_connection(&endpoint).await?;
             let client_id: i64 = redis::cmd("CLIENT")
                 .arg("ID")
-                .query_async(&mut conn)
+                .query_async(&mut conn.conn)
                 .await?;
             Ok::<_, redis_conn::RedisConnError>((conn, client_id))
         };
@@ -68,19 +70,43 @@ pub async fn run(
             Ok(connected) => connected,
             Err(err) => {
                 tracing::warn!(%err, "inbox: cannot connect to Redis");
-                tokio::time::sleep(RETRY_DELAY).await;
+                backoff.wait().await;
                 continue;
             }
         };
         let waker = actix::spawn(wake_on_change(redis.clone(), owned.clone(), client_id));
-        let result = follow(&mut conn, &node_id, &mut owned, &mut prepared, &directory).await;
+        let reading = Reading {
+            endpoint: &endpoint,
+            addr: &conn.addr,
+            node_id: &node_id,
+            directory: &directory,
+        };
+        let result = follow(
+            &mut conn.conn,
+            reading,
+            &mut owned,
+            &mut prepared,
+            &mut backoff,
+        )
+        .await;
         waker.abort();
         if let Err(err) = result {
             tracing::warn!(%err, "inbox: Redis error, reconnecting");
+            // Pending entries are claimed again on reconnect (groups may even be gone).
             prepared.clear();
-            tokio::time::sleep(RETRY_DELAY).await;
+            backoff.wait().await;
         }
     }
+}
+
+/// Who reads, and where entries go.
+#[derive(Clone, Copy)]
+struct Reading<'a> {
+    endpoint: &'a RedisEndpoint,
+    /// The server the connection goes to.
+    addr: &'a str,
+    node_id: &'a str,
+    directory: &'a Addr<ChatDirectory>,
 }
 
 /// Cuts the reader's blocking read short whenever the owned partitions change.
@@ -105,11 +131,17 @@ async fn wake_on_change(redis: Pool, mut owned: watch::Receiver<Owned>, client_i
 
 async fn follow(
     conn: &mut redis::aio::MultiplexedConnection,
-    node_id: &str,
+    Reading {
+        endpoint,
+        addr,
+        node_id,
+        directory,
+    }: Reading<'_>,
     owned: &mut watch::Receiver<Owned>,
     prepared: &mut Owned,
-    directory: &Addr<ChatDirectory>,
+    backoff: &mut Backoff,
 ) -> redis::RedisResult<()> {
+    let read_limit = Duration::from_millis(BLOCK_MS) + READ_SLACK;
     let mut last_sweep = Instant::now();
     loop {
         let current = owned.borrow_and_update().clone();
@@ -152,7 +184,19 @@ async fn follow(
         for _ in &partitions {
             read.arg(">");
         }
-        let reply: Option<StreamReadReply> = read.query_async(conn).await?;
+        let reply = tokio::time::timeout(
+            read_limit,
+            read.query_async::<Option<StreamReadReply>>(conn),
+        )
+        .await
+        .map_err(|_| {
+            redis::RedisError::from(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "inbox read did not return in time",
+            ))
+        })??;
+        redis_conn::ensure_master(endpoint, addr).await?;
+        backoff.reset();
         for stream in reply.into_iter().flat_map(|r| r.keys) {
             let Some(partition) = partitions
                 .iter()

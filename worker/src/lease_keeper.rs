@@ -12,14 +12,17 @@
 //! makes the directory stop that partition's chats. On drain ([`BeginDrain`]) the keeper
 //! leaves the worker set, stops taking partitions and hides them from the inbox reader,
 //! but keeps renewing what it holds until [`ReleaseAll`].
+//! After a failed tick the next ones wait out an exponential backoff, so a Redis outage
+//! is not hit every quarter lease.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use deadpool_redis::Pool;
+use iris_shared::redis_conn::Pool;
 use tokio::sync::watch;
 
+use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
 use iris_shared::lease::{self, HeldLease};
 use iris_shared::partition::Partition;
@@ -46,6 +49,11 @@ pub struct BeginDrain;
 #[derive(Message, Debug, Clone, Copy)]
 #[rtype(result = "()")]
 pub struct Rescan;
+/// Redis lost the cluster's data: the held leases (and their fences) are gone, so they
+/// are dropped at once and acquired afresh on the next tick.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct ForgetLeases;
 
 /// Holds this worker's leases.
 pub struct LeaseKeeper {
@@ -66,6 +74,10 @@ pub struct LeaseKeeper {
     ticking: bool,
     /// Another tick was asked for while one ran.
     tick_again: bool,
+    /// Pacing of ticks after failures.
+    backoff: Backoff,
+    /// No tick before this (set after a failure).
+    retry_at: Option<Instant>,
 }
 
 impl LeaseKeeper {
@@ -90,6 +102,8 @@ impl LeaseKeeper {
             draining: false,
             ticking: false,
             tick_again: false,
+            backoff: Backoff::default(),
+            retry_at: None,
         }
     }
 
@@ -108,6 +122,9 @@ impl LeaseKeeper {
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
+        if self.retry_at.is_some_and(|at| Instant::now() < at) {
+            return;
+        }
         if self.ticking {
             self.tick_again = true;
             return;
@@ -139,11 +156,14 @@ impl LeaseKeeper {
             Ok(outcome) => {
                 self.held = outcome.held.into_iter().map(|l| (l.partition, l)).collect();
                 self.last_renewed = Instant::now();
+                self.backoff.reset();
+                self.retry_at = None;
                 self.publish_owned();
                 self.report_lost(outcome.lost);
             }
             Err(err) => {
                 tracing::warn!(%err, "lease tick failed");
+                self.retry_at = Some(Instant::now() + self.backoff.next_delay());
                 if self.last_renewed.elapsed() >= self.ttl && !self.held.is_empty() {
                     tracing::warn!("leases not renewed within their TTL; giving them up");
                     let lost = self.held.keys().copied().collect();
@@ -262,6 +282,16 @@ impl Actor for LeaseKeeper {
     fn started(&mut self, ctx: &mut Self::Context) {
         self.tick(ctx);
         ctx.run_interval(self.ttl / TICKS_PER_TTL, Self::tick);
+    }
+}
+
+impl Handler<ForgetLeases> for LeaseKeeper {
+    type Result = ();
+
+    fn handle(&mut self, _msg: ForgetLeases, _ctx: &mut Self::Context) {
+        self.held.clear();
+        self.publish_owned();
+        self.retry_at = None;
     }
 }
 

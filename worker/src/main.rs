@@ -8,6 +8,7 @@
 //! - `inbox`: the one blocking read over owned partitions; takeover of pending entries.
 //! - `inbox_strays`: claiming entries a former owner read after losing its lease.
 //! - `directory`: the actor that starts, routes to and retires chat actors.
+//! - `epoch_watch`: the actor that drops chats and leases when Redis lost its data.
 //! - `chat`: the chat actor, one per active chat.
 //! - `turn`: one agent turn as protocol frames, written exactly once.
 //! - `turn_interrupted`: how far earlier attempts got; the ending of a cut-off turn.
@@ -23,6 +24,7 @@ mod commands;
 mod config;
 mod conversation;
 mod directory;
+mod epoch_watch;
 mod inbox;
 mod inbox_strays;
 mod lease_keeper;
@@ -47,12 +49,14 @@ use tokio::sync::watch;
 
 use iris_shared::config::ClusterArgs;
 use iris_shared::media::store::MediaStore;
-use iris_shared::{redis_conn, telemetry};
+use iris_shared::redis_conn::{self, RedisEndpoint};
+use iris_shared::telemetry;
 
 use crate::agent::{Agent, AgentCaps, EchoAgent, HermesAgent, OpenAiAgent, UpstreamConfig};
 use crate::chat::ChatDeps;
 use crate::config::{AgentKind, WorkerArgs};
 use crate::directory::{ChatDirectory, Drain};
+use crate::epoch_watch::EpochWatch;
 use crate::lease_keeper::{BeginDrain, LeaseKeeper, ReleaseAll};
 use crate::publisher::Publisher;
 use crate::turn::TurnDeps;
@@ -91,7 +95,7 @@ async fn build_agent(args: &WorkerArgs) -> anyhow::Result<Arc<dyn Agent>> {
 
 /// Tells gateways what the upstream can do (they announce it in `hello.ack`).
 async fn announce_agent(
-    redis: &deadpool_redis::Pool,
+    redis: &iris_shared::redis_conn::Pool,
     name: &str,
     caps: AgentCaps,
 ) -> anyhow::Result<()> {
@@ -136,7 +140,8 @@ fn main() -> anyhow::Result<()> {
     let node_id = cli.cluster.node_id_or_random("wk");
     actix::System::new().block_on(async move {
         let agent = build_agent(&cli.worker).await?;
-        let redis = redis_conn::pool(&cli.cluster.redis_url)?;
+        let endpoint = RedisEndpoint::parse(&cli.cluster.redis_url)?;
+        let redis = redis_conn::pool(&endpoint)?;
         let media = Arc::new(
             MediaStore::open(cli.worker.media_store.as_deref())
                 .context("cannot open IRIS_MEDIA_STORE")?,
@@ -146,7 +151,7 @@ fn main() -> anyhow::Result<()> {
         push::announce(&redis, push::announced_kind(push_settings.as_ref())).await?;
         if let Some(settings) = &push_settings {
             let dispatcher =
-                push::Dispatcher::new(cli.cluster.redis_url.clone(), node_id.clone(), settings)?;
+                push::Dispatcher::new(endpoint.clone(), node_id.clone(), settings)?;
             dispatcher.prepare().await?;
             actix::spawn(dispatcher.run());
         }
@@ -178,12 +183,10 @@ fn main() -> anyhow::Result<()> {
             directory.clone().recipient(),
         )
         .start();
-        actix::spawn(lease_watch::run(
-            cli.cluster.redis_url.clone(),
-            keeper.clone(),
-        ));
+        actix::spawn(lease_watch::run(endpoint.clone(), keeper.clone()));
+        EpochWatch::new(redis.clone(), directory.clone(), keeper.clone()).start();
         actix::spawn(inbox::run(
-            cli.cluster.redis_url.clone(),
+            endpoint,
             node_id.clone(),
             owned_rx,
             directory.clone(),

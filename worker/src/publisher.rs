@@ -2,7 +2,7 @@
 //! de-duplicated) and then to the delivery streams of the gateway nodes holding the
 //! account's devices.
 
-use deadpool_redis::Pool;
+use iris_shared::redis_conn::Pool;
 
 use iris_shared::clock::now_ms;
 use iris_shared::delivery::{publish_to_nodes, RoutedFrame};
@@ -30,8 +30,8 @@ impl From<redis::RedisError> for PublishError {
     }
 }
 
-impl From<deadpool_redis::PoolError> for PublishError {
-    fn from(err: deadpool_redis::PoolError) -> Self {
+impl From<iris_shared::redis_conn::PoolError> for PublishError {
+    fn from(err: iris_shared::redis_conn::PoolError) -> Self {
         Self::Redis(err.to_string())
     }
 }

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use deadpool_redis::Pool;
 use futures_util::StreamExt;
+use iris_shared::redis_conn::Pool;
 use tokio::sync::watch;
 
 use iris_shared::clock::now_ms;
@@ -265,7 +265,7 @@ const MAX_IMAGE_BYTES: u64 = 8 * 1024 * 1024;
 /// turn goes on with the text.
 async fn attached_images(
     deps: &TurnDeps,
-    conn: &mut deadpool_redis::Connection,
+    conn: &mut iris_shared::redis_conn::Connection,
     account: &str,
     media_ids: &[String],
 ) -> Vec<ImageInput> {

@@ -3,7 +3,7 @@
 //! `tool.start`/`tool.progress`/`tool.end` with a per-turn index, approvals as
 //! `picker.approval` plus a `notification`, and `agent.busy` with the reason of the moment.
 
-use deadpool_redis::Pool;
+use iris_shared::redis_conn::Pool;
 
 use iris_shared::clock::now_ms;
 use iris_shared::media::record as media_record;

@@ -45,7 +45,7 @@ fn error(
 async fn authorized_connection(
     request: &actix_web::HttpRequest,
     state: &crate::state::GatewayState,
-) -> Result<deadpool_redis::Connection, Box<HttpResponse>> {
+) -> Result<iris_shared::redis_conn::Connection, Box<HttpResponse>> {
     if let Some(refused) = auth::refusal(request, state) {
         return Err(Box::new(refused));
     }

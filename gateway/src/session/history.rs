@@ -70,6 +70,6 @@ impl Session {
     }
 }
 
-fn e_to_redis(err: deadpool_redis::PoolError) -> redis::RedisError {
+fn e_to_redis(err: iris_shared::redis_conn::PoolError) -> redis::RedisError {
     redis::RedisError::from(std::io::Error::other(err.to_string()))
 }

@@ -10,6 +10,7 @@
 //! Media requests and chunks are the exception: once paired they are served at once, even
 //! during a replay (see `media.rs`).
 
+mod backend_state;
 mod backpressure;
 mod history;
 mod media;

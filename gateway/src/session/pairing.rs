@@ -5,7 +5,6 @@ use std::collections::HashMap;
 
 use actix::prelude::*;
 use actix_web_actors::ws;
-use deadpool_redis::Pool;
 
 use iris_shared::channels;
 use iris_shared::clock::now_ms;
@@ -15,6 +14,7 @@ use iris_shared::protocol::{
     Channel, ErrorCode, Hello, HelloAck, PushKind, ServerBody, ServerCaps, ServerFrame,
 };
 use iris_shared::push::{self, PushTarget};
+use iris_shared::redis_conn::Pool;
 
 use super::{Device, Phase, Session};
 use crate::close_codes;
@@ -44,8 +44,8 @@ impl From<redis::RedisError> for PairingError {
     }
 }
 
-impl From<deadpool_redis::PoolError> for PairingError {
-    fn from(err: deadpool_redis::PoolError) -> Self {
+impl From<iris_shared::redis_conn::PoolError> for PairingError {
+    fn from(err: iris_shared::redis_conn::PoolError) -> Self {
         Self::Backend(err.to_string())
     }
 }
@@ -120,6 +120,9 @@ impl Session {
         hello: Hello,
         ctx: &mut ws::WebsocketContext<Self>,
     ) {
+        if self.state.is_degraded() {
+            return self.refuse_backend_unavailable(ctx, id);
+        }
         let Some(token) = hello.token.filter(|t| !t.is_empty()) else {
             self.reject(ctx, id, "hello needs a token");
             return;
@@ -151,6 +154,7 @@ impl Session {
         let drain = ctx.address().recipient();
         let backpressure = ctx.address().recipient();
         let queue = self.send_queue.clone();
+        let backend = ctx.address().recipient();
         let session_id = self.id;
         let device_for_load = device_id.clone();
         let node = self.state.node_id.to_string();
@@ -170,6 +174,7 @@ impl Session {
                     drain,
                     backpressure,
                     queue,
+                    backend,
                 })
                 .await
                 .map_err(|err| PairingError::Backend(err.to_string()))??;
@@ -202,16 +207,20 @@ impl Session {
                     Err(PairingError::BadToken) => act.reject(ctx, id, "invalid or revoked token"),
                     Err(PairingError::Backend(err)) => {
                         tracing::warn!(%err, "pairing failed on Redis");
-                        act.send_error(
-                            ctx,
-                            id,
-                            ErrorCode::Internal,
-                            "the server cannot reach its store; retry",
-                        );
-                        act.close(ctx, close_codes::BACKEND_UNAVAILABLE, "backend unavailable");
+                        act.refuse_backend_unavailable(ctx, id);
                     }
                 }),
         );
+    }
+
+    /// Redis is unreachable: `error {internal, "backend unavailable"}`, close 4103.
+    fn refuse_backend_unavailable(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        id: Option<u64>,
+    ) {
+        self.send_error(ctx, id, ErrorCode::Internal, "backend unavailable");
+        self.close(ctx, close_codes::BACKEND_UNAVAILABLE, "backend unavailable");
     }
 
     fn reject(&mut self, ctx: &mut ws::WebsocketContext<Self>, id: Option<u64>, why: &str) {

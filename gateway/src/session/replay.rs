@@ -73,7 +73,7 @@ impl Session {
 
     /// The outbox cannot be read: answer the sync (if one is waiting) with an error and
     /// close with a reconnect code, rather than leave the device with a partial replay.
-    fn give_up_on_backend(
+    pub(super) fn give_up_on_backend(
         &mut self,
         ctx: &mut ws::WebsocketContext<Self>,
         sync_request: Option<Option<u64>>,
@@ -87,7 +87,7 @@ impl Session {
         self.close(ctx, close_codes::BACKEND_UNAVAILABLE, "backend unavailable");
     }
 
-    fn send_sync_done(
+    pub(super) fn send_sync_done(
         &self,
         ctx: &mut ws::WebsocketContext<Self>,
         request_id: Option<u64>,

@@ -331,7 +331,7 @@ enum Refused {
 /// The media ids that `media_refs` name: each entry is a media id of the account, or the
 /// `media_ref` of one of its recent uploads.
 async fn resolve_media(
-    conn: &mut deadpool_redis::Connection,
+    conn: &mut iris_shared::redis_conn::Connection,
     account: &str,
     media_refs: &[String],
 ) -> Result<Vec<String>, Refused> {

@@ -256,7 +256,7 @@ async fn apply(
 
 /// Removes a chat and everything kept for it (history, settings, read marker, index).
 async fn delete_chat(
-    conn: &mut deadpool_redis::Connection,
+    conn: &mut iris_shared::redis_conn::Connection,
     account: &str,
     chat_id: &str,
 ) -> Result<(), PublishError> {

@@ -493,7 +493,7 @@ fn is_confirmation(answer: &str) -> bool {
 /// Destructive commands (`/new`, `/undo`) first ask: a `picker.confirm` any device can
 /// answer; "yes" (or confirm, ok) runs the command.
 async fn confirm_picker(
-    conn: &mut deadpool_redis::Connection,
+    conn: &mut iris_shared::redis_conn::Connection,
     account: &str,
     chat_id: &str,
     action: &str,
@@ -529,7 +529,7 @@ async fn confirm_picker(
 
 async fn model_picker(
     deps: &TurnDeps,
-    conn: &mut deadpool_redis::Connection,
+    conn: &mut iris_shared::redis_conn::Connection,
     account: &str,
     chat_id: &str,
 ) -> Result<Reply, PublishError> {
@@ -582,7 +582,7 @@ async fn model_picker(
 }
 
 async fn rename_chat(
-    conn: &mut deadpool_redis::Connection,
+    conn: &mut iris_shared::redis_conn::Connection,
     account: &str,
     chat_id: &str,
     name: &str,

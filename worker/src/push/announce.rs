@@ -1,9 +1,9 @@
 //! Announcing the push kind: gateways read field `push` of `iris:agent` for
 //! `hello.ack.server_caps.push`.
 
-use deadpool_redis::Pool;
 use iris_shared::keys;
 use iris_shared::protocol::enums::PushKind;
+use iris_shared::redis_conn::Pool;
 
 /// The field's value for `kind`, as the protocol spells it.
 fn name(kind: PushKind) -> &'static str {

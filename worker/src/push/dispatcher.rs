@@ -18,9 +18,11 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use deadpool_redis::Pool;
+use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
 use iris_shared::push::{PushJob, PUSH_GROUP};
+use iris_shared::redis_conn::Pool;
+use iris_shared::redis_conn::RedisEndpoint;
 use iris_shared::{keys, redis_conn};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::streams::{StreamAutoClaimReply, StreamId, StreamReadReply};
@@ -35,8 +37,6 @@ use super::settings::PushSettings;
 const BLOCK_MS: u64 = 1_000;
 /// Most entries taken per read or claim.
 const BATCH: usize = 100;
-/// Pause before reconnecting after a Redis error.
-const RETRY_DELAY: Duration = Duration::from_millis(500);
 /// An entry pending this long without being acknowledged belongs to a dead (or failed)
 /// handler and is claimed.
 pub const CLAIM_IDLE: Duration = Duration::from_secs(30);
@@ -68,7 +68,7 @@ impl Default for Timing {
 
 /// Reads push jobs and sends their notifications.
 pub struct Dispatcher {
-    redis_url: String,
+    endpoint: RedisEndpoint,
     node_id: String,
     redis: Pool,
     fanout: Arc<Fanout>,
@@ -83,14 +83,14 @@ impl Dispatcher {
     /// It has a connection pool of its own, so a burst of jobs never makes the chat path
     /// wait for a connection. Fails if the FCM key cannot sign.
     pub fn new(
-        redis_url: String,
+        endpoint: RedisEndpoint,
         node_id: String,
         settings: &PushSettings,
     ) -> anyhow::Result<Self> {
-        let redis = redis_conn::pool(&redis_url)?;
+        let redis = redis_conn::pool(&endpoint)?;
         let channels = Channels::new(settings)?;
         Ok(Self {
-            redis_url,
+            endpoint,
             node_id,
             fanout: Arc::new(Fanout::new(redis.clone(), channels, settings.min_interval)),
             redis,
@@ -117,25 +117,33 @@ impl Dispatcher {
     /// Reads and handles jobs until the process ends.
     pub async fn run(self) {
         tracing::info!(node = %self.node_id, "push dispatcher running");
+        let mut backoff = Backoff::default();
         loop {
-            let mut conn = match redis_conn::blocking_connection(&self.redis_url).await {
+            let mut conn = match redis_conn::blocking_connection(&self.endpoint).await {
                 Ok(conn) => conn,
                 Err(err) => {
                     tracing::warn!(%err, "push: cannot connect to Redis");
-                    tokio::time::sleep(RETRY_DELAY).await;
+                    backoff.wait().await;
                     continue;
                 }
             };
-            if let Err(err) = self.follow(&mut conn).await {
+            if let Err(err) = self.follow(&mut conn, &mut backoff).await {
                 tracing::warn!(%err, "push: Redis error, reconnecting");
-                tokio::time::sleep(RETRY_DELAY).await;
+                backoff.wait().await;
             }
         }
     }
 
-    async fn follow(&self, conn: &mut MultiplexedConnection) -> redis::RedisResult<()> {
+    async fn follow(
+        &self,
+        connection: &mut redis_conn::BlockingConnection,
+        backoff: &mut Backoff,
+    ) -> redis::RedisResult<()> {
+        let conn = &mut connection.conn;
+        let addr = connection.addr.as_str();
         // Again on every connection: the stream (and its group) may have been deleted.
         create_group(conn).await?;
+        backoff.reset();
         let mut next_claim = Instant::now();
         loop {
             if Instant::now() >= next_claim {
@@ -155,6 +163,7 @@ impl Dispatcher {
                 .arg(">")
                 .query_async(conn)
                 .await?;
+            redis_conn::ensure_master(&self.endpoint, addr).await?;
             for stream in reply.into_iter().flat_map(|r| r.keys) {
                 for entry in stream.ids {
                     self.start(entry).await;

@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use deadpool_redis::Pool;
 use futures_util::future::join_all;
 use iris_shared::clock::now_ms;
 use iris_shared::push::{self, PushJob, PushTarget};
+use iris_shared::redis_conn::Pool;
 use iris_shared::redis_conn::RedisConnError;
 
 use super::channels::Channels;

@@ -15,10 +15,10 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use deadpool_redis::Pool;
 use iris_shared::clock::now_ms;
 use iris_shared::keys;
 use iris_shared::push::{self, PushJob, PushKind, PushTarget, PUSH_GROUP};
+use iris_shared::redis_conn::Pool;
 use redis::aio::MultiplexedConnection;
 use redis::streams::StreamInfoGroupsReply;
 use tokio::task::JoinHandle;
@@ -133,15 +133,20 @@ impl Harness {
         }
     }
 
+    /// Where the Redis is.
+    fn endpoint(&self) -> iris_shared::redis_conn::RedisEndpoint {
+        iris_shared::redis_conn::RedisEndpoint::parse(&self.redis.url()).unwrap()
+    }
+
     /// A fresh pool on the Redis.
     fn pool(&self) -> Pool {
-        iris_shared::redis_conn::pool(&self.redis.url()).unwrap()
+        iris_shared::redis_conn::pool(&self.endpoint()).unwrap()
     }
 
     /// Starts a dispatcher with `settings` and `timing`, consuming as `node`, once its
     /// group exists (jobs written before are not its business).
     async fn start_dispatcher(&mut self, node: &str, settings: &PushSettings, timing: Timing) {
-        let dispatcher = Dispatcher::new(self.redis.url(), node.to_owned(), settings)
+        let dispatcher = Dispatcher::new(self.endpoint(), node.to_owned(), settings)
             .expect("the dispatcher builds")
             .with_timing(timing);
         dispatcher.prepare().await.expect("the group is created");

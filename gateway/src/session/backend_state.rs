@@ -1,0 +1,104 @@
+//! How a session follows the backend's state: it tells its device `status {degraded}`
+//! when the node loses Redis and `status {online}` when it is back, then catches up on
+//! frames live delivery missed meanwhile; when Redis lost its data it resets the device
+//! with an unsolicited `sync.done {cursor: <new head>, reset: true}`.
+
+use actix::prelude::*;
+use actix_web_actors::ws;
+
+use iris_shared::clock::now_ms;
+use iris_shared::outbox;
+use iris_shared::protocol::{ServerBody, ServerFrame, Status, StatusState};
+
+use super::replay::ReplayPurpose;
+use super::{Phase, Session};
+use crate::backend_watch::BackendNotice;
+use crate::cursor::DeliveryCursor;
+use crate::metrics;
+
+impl Session {
+    fn send_status(&self, ctx: &mut ws::WebsocketContext<Self>, state: StatusState) {
+        let status = Status {
+            state: Some(state),
+            session: None,
+        };
+        self.send(ctx, ServerFrame::new(ServerBody::Status(status)));
+    }
+
+    /// Reads the outbox head, then `then` with it (a failed read closes the session with
+    /// a reconnect code, like any replay that cannot be served).
+    fn with_outbox_head(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        then: impl FnOnce(u64, &mut Self, &mut ws::WebsocketContext<Self>) + 'static,
+    ) {
+        let Some(device) = &self.device else { return };
+        let redis = self.state.redis.clone();
+        let account = device.account.clone();
+        let read_head = async move {
+            let mut conn = redis.get().await.map_err(|err| err.to_string())?;
+            outbox::window(&mut conn, &account, now_ms())
+                .await
+                .map(|window| window.head)
+                .map_err(|err| err.to_string())
+        };
+        ctx.spawn(
+            read_head
+                .into_actor(self)
+                .map(move |result, act, ctx| match result {
+                    Ok(head) => then(head, act, ctx),
+                    Err(err) => act.give_up_on_backend(ctx, None, &err),
+                }),
+        );
+    }
+
+    /// Redis is back with its data: fill whatever live delivery missed up to the head.
+    fn catch_up_after_outage(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        self.with_outbox_head(ctx, |head, act, ctx| {
+            if act.awaiting_window {
+                return; // a sync is about to replay from the outbox anyway
+            }
+            let Some(range) = act.cursor.as_mut().and_then(|c| c.catch_up(head)) else {
+                return;
+            };
+            tracing::info!(session = act.id, ?range, "catching up after a Redis outage");
+            metrics::incr(&act.state.metrics.gap_fills_total);
+            act.start_replay(range, ReplayPurpose::GapFill, ctx);
+        });
+    }
+
+    /// Redis lost the outbox: the device continues from the new head, and is told so.
+    fn reset_after_data_loss(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        self.with_outbox_head(ctx, |head, act, ctx| {
+            let mut cursor = DeliveryCursor::new(head);
+            // Frames held for the old cursor belong to the lost outbox or precede the head.
+            let _ = cursor.start_live();
+            act.cursor = Some(cursor);
+            act.replay = None;
+            metrics::incr(&act.state.metrics.sync_resets_total);
+            act.send_sync_done(ctx, None, head, true);
+            act.drain_deferred(ctx);
+        });
+    }
+}
+
+impl Handler<BackendNotice> for Session {
+    type Result = ();
+
+    fn handle(&mut self, notice: BackendNotice, ctx: &mut Self::Context) {
+        if !matches!(self.phase, Phase::Ready) || self.cursor.is_none() {
+            return;
+        }
+        match notice {
+            BackendNotice::Degraded => self.send_status(ctx, StatusState::Degraded),
+            BackendNotice::Online => {
+                self.send_status(ctx, StatusState::Online);
+                self.catch_up_after_outage(ctx);
+            }
+            BackendNotice::DataLost => {
+                self.send_status(ctx, StatusState::Online);
+                self.reset_after_data_loss(ctx);
+            }
+        }
+    }
+}
