@@ -220,7 +220,9 @@ async fn a_device_that_falls_behind_briefly_gets_every_outboxed_frame_with_updat
 /// gateway's connection count goes back down.
 #[tokio::test]
 async fn a_device_that_never_reads_again_is_dropped_after_the_client_timeout() {
-    let cluster = Cluster::start("never-reads", spec("60000", "3000")).await;
+    // Pings every second, so that devices that do read answer well within the timeout.
+    let spec = spec("60000", "4000").gateway_env("IRIS_HEARTBEAT_INTERVAL_MS", "1000");
+    let cluster = Cluster::start("never-reads", spec).await;
     let token = cluster.create_token("nereus");
     let mut stuck =
         Client::connect_with_small_window(cluster.gateway_addr(0), "stuck", SMALL_WINDOW).await;
