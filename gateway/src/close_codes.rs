@@ -19,5 +19,10 @@ pub const HEARTBEAT_TIMEOUT: u16 = 4101;
 pub const RESYNC_REQUIRED: u16 = 4102;
 /// The node could not reach Redis to serve this connection. Reconnect and `sync`.
 pub const BACKEND_UNAVAILABLE: u16 = 4103;
+/// Too many `hello` attempts from the client's address (`IRIS_HELLO_RATE`). Reconnect
+/// with backoff; the address's budget refills over time.
+pub const TOO_MANY_HELLOS: u16 = 4105;
+/// A text message that is not valid UTF-8 (standard code): the sender must fix its frames.
+pub const INVALID_PAYLOAD: u16 = 1007;
 /// A WebSocket message exceeded the size limit (standard code).
 pub const MESSAGE_TOO_BIG: u16 = 1009;
