@@ -60,7 +60,7 @@ async fn forwarded_for_counts_only_when_the_proxy_is_trusted() {
         let claimed = format!("198.51.100.{attempt}");
         let mut phone =
             Client::connect_with_headers(addr, "claims", &[("x-forwarded-for", &claimed)]).await;
-        phone.hello(&token, "phone-1").await;
+        phone.hello(&token, &format!("phone-{attempt}")).await;
     }
     let mut fourth =
         Client::connect_with_headers(addr, "fourth", &[("x-forwarded-for", "198.51.100.9")])
@@ -81,7 +81,7 @@ async fn forwarded_for_counts_only_when_the_proxy_is_trusted() {
             &[("x-forwarded-for", spoofed_then_proxy)],
         )
         .await;
-        phone.hello(&token, "phone-1").await;
+        phone.hello(&token, &format!("phone-{attempt}")).await;
     }
     let mut over =
         Client::connect_with_headers(addr, "over", &[("x-forwarded-for", "192.0.2.10")]).await;
@@ -90,5 +90,5 @@ async fn forwarded_for_counts_only_when_the_proxy_is_trusted() {
     // Another client behind the same proxy has a budget of its own.
     let mut other =
         Client::connect_with_headers(addr, "other", &[("x-forwarded-for", "192.0.2.11")]).await;
-    other.hello(&token, "phone-2").await;
+    other.hello(&token, "phone-9").await;
 }
