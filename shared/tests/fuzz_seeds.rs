@@ -10,7 +10,9 @@ use iris_shared::media::frame::{decode, encode};
 use iris_shared::protocol::{parse_app_frame, parse_app_frame_within, InputLimits};
 
 fn seeds(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds").join(target);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/seeds")
+        .join(target);
     let mut files: Vec<(PathBuf, Vec<u8>)> = fs::read_dir(&dir)
         .unwrap_or_else(|err| panic!("reading {}: {err}", dir.display()))
         .map(|entry| {
@@ -38,7 +40,11 @@ fn every_text_frame_seed_parses_or_is_refused_without_panicking() {
             }
             Err(error) => {
                 let answer = error.to_error_frame().to_json();
-                assert!(answer.contains("unsupported"), "{}: {answer}", path.display());
+                assert!(
+                    answer.contains("unsupported"),
+                    "{}: {answer}",
+                    path.display()
+                );
             }
         }
     }

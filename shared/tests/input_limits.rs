@@ -44,7 +44,10 @@ fn depth_far_beyond_serdes_recursion_limit_is_refused_before_parsing() {
 fn over_long_fields_are_named_with_their_limit_and_the_request_id() {
     let cases = [
         (
-            format!(r#"{{"v":1,"id":1,"type":"ping","chat_id":"{}"}}"#, "c".repeat(129)),
+            format!(
+                r#"{{"v":1,"id":1,"type":"ping","chat_id":"{}"}}"#,
+                "c".repeat(129)
+            ),
             "chat_id",
             128,
         ),
@@ -125,7 +128,8 @@ fn huge_numbers_get_a_clear_error_not_a_wrap() {
         "{error}"
     );
 
-    let error = refused(r#"{"v":1,"id":3,"type":"sync","payload":{"cursor":99999999999999999999999}}"#);
+    let error =
+        refused(r#"{"v":1,"id":3,"type":"sync","payload":{"cursor":99999999999999999999999}}"#);
     assert_eq!(error.request_id, Some(3));
     let message = error.to_string();
     assert!(

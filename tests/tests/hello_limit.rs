@@ -63,8 +63,7 @@ async fn forwarded_for_counts_only_when_the_proxy_is_trusted() {
         phone.hello(&token, &format!("phone-{attempt}")).await;
     }
     let mut fourth =
-        Client::connect_with_headers(addr, "fourth", &[("x-forwarded-for", "198.51.100.9")])
-            .await;
+        Client::connect_with_headers(addr, "fourth", &[("x-forwarded-for", "198.51.100.9")]).await;
     let close = refused_hello(&mut fourth, &token, "rate_limited").await;
     assert_eq!(close, Some(TOO_MANY_HELLOS));
     drop(untrusted);

@@ -94,7 +94,10 @@ fn assert_expected(entry: &Value, answer: &Value) {
     assert_eq!(id_of(answer), expect["id"].as_u64(), "{name}: {answer}");
     if let Some(piece) = expect["message_contains"].as_str() {
         let message = payload_str(answer, "message").unwrap_or_default();
-        assert!(message.contains(piece), "{name}: {message:?} lacks {piece:?}");
+        assert!(
+            message.contains(piece),
+            "{name}: {message:?} lacks {piece:?}"
+        );
     }
 }
 
@@ -140,7 +143,12 @@ async fn hostile_frames_from_a_paired_device_get_their_documented_answer() {
         send_entry(&mut closer, entry).await;
         let answer = closer.recv().await;
         assert_expected(entry, &answer);
-        assert_eq!(closer.expect_close().await, closes(entry), "{}", name_of(entry));
+        assert_eq!(
+            closer.expect_close().await,
+            closes(entry),
+            "{}",
+            name_of(entry)
+        );
     }
     // The other connection of the account is unaffected.
     assert_ping_answers(&mut phone).await;
@@ -210,7 +218,9 @@ fn account_state(cluster: &Cluster, account: &str) -> Vec<String> {
 /// How many hits `client`'s search for `query` finds (the index may lag a turn slightly).
 async fn search_hits(client: &mut Client, query: &str) -> usize {
     for _ in 0..50 {
-        let id = client.request("search", None, json!({ "query": query })).await;
+        let id = client
+            .request("search", None, json!({ "query": query }))
+            .await;
         let results = client
             .recv_until_match("search.results", |frame| id_of(frame) == Some(id))
             .await
@@ -252,7 +262,11 @@ async fn another_accounts_ids_are_not_found_and_leave_that_account_untouched() {
     alice.pair(&token_a, "alice-phone").await;
 
     alice
-        .request("channel.create", None, json!({ "name": "Secret", "kind": "channel" }))
+        .request(
+            "channel.create",
+            None,
+            json!({ "name": "Secret", "kind": "channel" }),
+        )
         .await;
     let created = alice.recv_until("channel.created").await.pop().unwrap();
     let channel = payload_str(&created, "chat_id").unwrap().to_owned();
@@ -280,16 +294,46 @@ async fn another_accounts_ids_are_not_found_and_leave_that_account_untouched() {
     let mut bob = cluster.connect(0, "bob").await;
     bob.pair(&token_b, "bob-phone").await;
     let attacks: Vec<(&str, Option<&str>, Option<&str>, Value)> = vec![
-        ("message.send", Some(&channel), None, json!({ "text": "hi" })),
+        (
+            "message.send",
+            Some(&channel),
+            None,
+            json!({ "text": "hi" }),
+        ),
         ("message.send", Some(&thread), None, json!({ "text": "hi" })),
-        ("message.send", Some(&channel), Some(&thread), json!({ "text": "hi" })),
+        (
+            "message.send",
+            Some(&channel),
+            Some(&thread),
+            json!({ "text": "hi" }),
+        ),
         ("agent.stop", Some(&channel), None, json!({})),
         ("history", Some(&channel), None, json!({})),
         ("history", Some(&channel), Some(&thread), json!({})),
-        ("history", Some(DEFAULT_CHAT), None, json!({ "before_message_id": message_id })),
-        ("read.receipt", None, None, json!({ "chat_id": channel, "message_id": message_id })),
-        ("read.receipt", None, None, json!({ "chat_id": DEFAULT_CHAT, "message_id": message_id })),
-        ("channel.rename", Some(&channel), None, json!({ "name": "Mine now" })),
+        (
+            "history",
+            Some(DEFAULT_CHAT),
+            None,
+            json!({ "before_message_id": message_id }),
+        ),
+        (
+            "read.receipt",
+            None,
+            None,
+            json!({ "chat_id": channel, "message_id": message_id }),
+        ),
+        (
+            "read.receipt",
+            None,
+            None,
+            json!({ "chat_id": DEFAULT_CHAT, "message_id": message_id }),
+        ),
+        (
+            "channel.rename",
+            Some(&channel),
+            None,
+            json!({ "name": "Mine now" }),
+        ),
         ("channel.delete", Some(&channel), None, json!({})),
         ("channel.delete", Some(&thread), None, json!({})),
         ("channel.set_default", Some(&channel), None, json!({})),
@@ -299,7 +343,12 @@ async fn another_accounts_ids_are_not_found_and_leave_that_account_untouched() {
             None,
             json!({ "name": "Sub", "kind": "thread", "parent_chat_id": channel }),
         ),
-        ("search", None, None, json!({ "query": "zanzibar", "scope": "chat", "chat_id": channel })),
+        (
+            "search",
+            None,
+            None,
+            json!({ "query": "zanzibar", "scope": "chat", "chat_id": channel }),
+        ),
         ("media.pull", None, None, json!({ "media_id": media_id })),
         (
             "message.send",
@@ -307,7 +356,12 @@ async fn another_accounts_ids_are_not_found_and_leave_that_account_untouched() {
             None,
             json!({ "text": "look", "media_refs": [media_id] }),
         ),
-        ("picker.select", None, None, json!({ "picker_id": picker_id, "value": "x" })),
+        (
+            "picker.select",
+            None,
+            None,
+            json!({ "picker_id": picker_id, "value": "x" }),
+        ),
         (
             "picker.select",
             Some(DEFAULT_CHAT),
@@ -327,12 +381,22 @@ async fn another_accounts_ids_are_not_found_and_leave_that_account_untouched() {
         bob.send(&frame).await;
         let answer = bob.recv().await;
         assert_eq!(type_of(&answer), "error", "{frame}: {answer}");
-        assert_eq!(payload_str(&answer, "code"), Some("not_found"), "{frame}: {answer}");
+        assert_eq!(
+            payload_str(&answer, "code"),
+            Some("not_found"),
+            "{frame}: {answer}"
+        );
         assert_eq!(id_of(&answer), Some(id), "{frame}: {answer}");
     }
-    let id = bob.request("search", None, json!({ "query": "zanzibar" })).await;
+    let id = bob
+        .request("search", None, json!({ "query": "zanzibar" }))
+        .await;
     let results = bob.recv().await;
-    assert_eq!((type_of(&results), id_of(&results)), ("search.results", Some(id)), "{results}");
+    assert_eq!(
+        (type_of(&results), id_of(&results)),
+        ("search.results", Some(id)),
+        "{results}"
+    );
     let hits = results["payload"]["hits"].as_array().map_or(0, Vec::len);
     assert_eq!(hits, 0, "bob found alice's words: {results}");
     send_surviving_entries(&mut bob, &corpus("paired")).await;

@@ -164,7 +164,11 @@ fn field_values(frame: &AppFrame) -> Vec<(String, FieldClass, &str)> {
                 ("payload.reply_to", Id, send.reply_to.as_deref()),
             ]);
             for (index, media_ref) in send.media_refs.iter().flatten().enumerate() {
-                listed.push((format!("payload.media_refs[{index}]"), Id, media_ref.as_str()));
+                listed.push((
+                    format!("payload.media_refs[{index}]"),
+                    Id,
+                    media_ref.as_str(),
+                ));
             }
         }
         AppBody::MediaUploadStart(start) => fields.extend([
@@ -183,7 +187,11 @@ fn field_values(frame: &AppFrame) -> Vec<(String, FieldClass, &str)> {
         ]),
         AppBody::ChannelCreate(create) => fields.extend([
             ("payload.name", Title, create.name.as_deref()),
-            ("payload.parent_chat_id", Id, create.parent_chat_id.as_deref()),
+            (
+                "payload.parent_chat_id",
+                Id,
+                create.parent_chat_id.as_deref(),
+            ),
         ]),
         AppBody::ChannelRename(rename) => {
             fields.push(("payload.name", Title, rename.name.as_deref()))
