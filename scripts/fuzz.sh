@@ -22,7 +22,7 @@ for target in $(cargo fuzz list); do
   echo "== fuzzing $target for ${seconds}s" >&2
   mkdir -p "corpus/$target"
   if ! cargo fuzz run --release --debug-assertions "$target" "corpus/$target" "seeds/$target" -- \
-    -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1; then
+    -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1; then
     echo "== $target crashed: see fuzz/artifacts/$target/" >&2
     status=1
   fi
