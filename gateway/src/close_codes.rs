@@ -22,5 +22,10 @@ pub const BACKEND_UNAVAILABLE: u16 = 4103;
 /// The device did not take frames fast enough for longer than the slow-consumer bound.
 /// Reconnect and `sync`: nothing outboxed is lost.
 pub const SLOW_CONSUMER: u16 = 4104;
+/// Too many `hello` attempts from the client's address (`IRIS_HELLO_RATE`). Reconnect
+/// with backoff; the address's budget refills over time.
+pub const TOO_MANY_HELLOS: u16 = 4105;
+/// A text message that is not valid UTF-8 (standard code): the sender must fix its frames.
+pub const INVALID_PAYLOAD: u16 = 1007;
 /// A WebSocket message exceeded the size limit (standard code).
 pub const MESSAGE_TOO_BIG: u16 = 1009;

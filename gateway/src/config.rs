@@ -5,6 +5,10 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::registry::SendQueueLimits;
+use iris_shared::protocol::limits::{
+    InputLimits, DEFAULT_MAX_ID_BYTES, DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_QUERY_BYTES,
+    DEFAULT_MAX_TEXT_BYTES, DEFAULT_MAX_TITLE_BYTES, DEFAULT_MAX_TOKEN_BYTES,
+};
 
 /// Settings of the `serve` mode.
 #[derive(Debug, Clone, Args)]
@@ -97,6 +101,51 @@ pub struct GatewayArgs {
     )]
     pub max_frame_bytes: usize,
 
+    /// Deepest nesting of JSON objects and arrays in an inbound frame (the frame itself is 1).
+    #[arg(long, global = true, env = "IRIS_MAX_JSON_DEPTH", default_value_t = DEFAULT_MAX_JSON_DEPTH)]
+    pub max_json_depth: usize,
+
+    /// Longest id a device may send (chat, thread, message, device, media, picker ids; bytes).
+    #[arg(long, global = true, env = "IRIS_MAX_ID_BYTES", default_value_t = DEFAULT_MAX_ID_BYTES)]
+    pub max_id_bytes: usize,
+
+    /// Longest name or title a device may send (channel and device names, file names,
+    /// MIME types; bytes).
+    #[arg(long, global = true, env = "IRIS_MAX_TITLE_BYTES", default_value_t = DEFAULT_MAX_TITLE_BYTES)]
+    pub max_title_bytes: usize,
+
+    /// Longest free text a device may send (message, steering, picker answer; bytes).
+    #[arg(long, global = true, env = "IRIS_MAX_TEXT_BYTES", default_value_t = DEFAULT_MAX_TEXT_BYTES)]
+    pub max_text_bytes: usize,
+
+    /// Longest search query or command prefix a device may send (bytes).
+    #[arg(long, global = true, env = "IRIS_MAX_QUERY_BYTES", default_value_t = DEFAULT_MAX_QUERY_BYTES)]
+    pub max_query_bytes: usize,
+
+    /// Longest pairing token, FCM token or ntfy topic a device may send (bytes).
+    #[arg(long, global = true, env = "IRIS_MAX_TOKEN_BYTES", default_value_t = DEFAULT_MAX_TOKEN_BYTES)]
+    pub max_token_bytes: usize,
+
+    /// `hello` attempts one client IP may make per second on average (failed ones count);
+    /// more get `error {code: rate_limited}` and close 4105.
+    #[arg(long, global = true, env = "IRIS_HELLO_RATE", default_value_t = 5.0)]
+    pub hello_rate: f64,
+
+    /// `hello` attempts one client IP may make at once before the average rate applies.
+    #[arg(long, global = true, env = "IRIS_HELLO_BURST", default_value_t = 20)]
+    pub hello_burst: u32,
+
+    /// The gateway is behind a proxy: take the client IP from the last address of
+    /// `X-Forwarded-For` (the one the proxy added) instead of the socket's peer.
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_TRUST_FORWARDED_FOR",
+        default_value_t = false,
+        action = clap::ArgAction::Set
+    )]
+    pub trust_forwarded_for: bool,
+
     /// Where media bytes are stored: `file:///abs/dir` or `s3://bucket[/prefix]` (S3
     /// endpoint and credentials from the standard `AWS_*` variables). Default: the
     /// directory `iris-media` under the system temp dir.
@@ -169,6 +218,10 @@ pub struct SessionLimits {
     pub frame_rate: u32,
     /// Text frames allowed at once per connection.
     pub frame_burst: u32,
+    /// JSON depth and string lengths a device may send.
+    pub input: InputLimits,
+    /// Client IPs come from `X-Forwarded-For` (behind a proxy).
+    pub trust_forwarded_for: bool,
 }
 
 impl From<&GatewayArgs> for SessionLimits {
@@ -182,6 +235,15 @@ impl From<&GatewayArgs> for SessionLimits {
             media_max_bytes: args.media_max_bytes,
             frame_rate: args.frame_rate,
             frame_burst: args.frame_burst,
+            input: InputLimits {
+                max_json_depth: args.max_json_depth,
+                max_id_bytes: args.max_id_bytes,
+                max_title_bytes: args.max_title_bytes,
+                max_text_bytes: args.max_text_bytes,
+                max_query_bytes: args.max_query_bytes,
+                max_token_bytes: args.max_token_bytes,
+            },
+            trust_forwarded_for: args.trust_forwarded_for,
             max_connections: args.max_connections,
             allowed_origins: std::sync::Arc::new(
                 args.allowed_origins

@@ -10,6 +10,7 @@ use actix_web_actors::ws;
 use iris_shared::clock::now_ms;
 use iris_shared::media::frame::MAX_MEDIA_FRAME_BYTES;
 
+use crate::client_ip::client_ip;
 use crate::session::Session;
 use crate::state::GatewayState;
 
@@ -37,10 +38,11 @@ async fn websocket(
         return Ok(refusal);
     }
     let id = NEXT_SESSION_ID.fetch_add(1, Ordering::Relaxed);
+    let ip = client_ip(&req, state.limits.trust_forwarded_for);
     // The codec must take a full media chunk plus its header; the session itself holds
     // text messages to the (smaller) text limit.
     let max_frame = state.limits.max_frame_bytes.max(MAX_MEDIA_FRAME_BYTES);
-    ws::WsResponseBuilder::new(Session::new(id, state.get_ref().clone()), &req, stream)
+    ws::WsResponseBuilder::new(Session::new(id, state.get_ref().clone(), ip), &req, stream)
         .frame_size(max_frame)
         .start()
 }

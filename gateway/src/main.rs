@@ -14,15 +14,19 @@
 //! - `tokens`: device tokens, stored hashed.
 //! - `close_codes`: the WebSocket close codes and their meaning.
 //! - `metrics`: Prometheus counters.
-//! - `rate_limit`: the per-connection frame rate limit.
+//! - `rate_limit`: the token bucket behind the frame and `hello` rate limits.
+//! - `hello_limit`: the per-IP `hello` attempt limit.
+//! - `client_ip`: which address a connection counts against.
 
 mod api;
 mod backend_watch;
 mod backlog;
+mod client_ip;
 mod close_codes;
 mod config;
 mod cursor;
 mod delivery_loop;
+mod hello_limit;
 mod http;
 mod metrics;
 mod rate_limit;
@@ -49,6 +53,7 @@ use iris_shared::telemetry;
 
 use crate::backend_watch::BackendWatch;
 use crate::config::{GatewayArgs, SessionLimits};
+use crate::hello_limit::HelloLimiter;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::state::GatewayState;
@@ -184,6 +189,11 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
             redis,
             registry: registry.clone(),
             metrics,
+            hello_limiter: Arc::new(HelloLimiter::new(
+                gateway.hello_rate,
+                gateway.hello_burst,
+                hello_limit::MAX_TRACKED_ADDRESSES,
+            )),
             limits: SessionLimits::from(&gateway),
             delivery_beat: Arc::new(AtomicU64::new(0)),
             delivery_reading: Arc::new(AtomicBool::new(false)),

@@ -8,6 +8,7 @@ use iris_shared::media::store::MediaStore;
 use iris_shared::redis_conn::Pool;
 
 use crate::config::SessionLimits;
+use crate::hello_limit::HelloLimiter;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 
@@ -29,6 +30,8 @@ pub struct GatewayState {
     pub metrics: Arc<Metrics>,
     /// Session timing and limits.
     pub limits: SessionLimits,
+    /// `hello` attempts per client address.
+    pub hello_limiter: Arc<HelloLimiter>,
     /// The server API's admin key (`None`: the API is off).
     pub admin_key: Option<Arc<str>>,
     /// Set when the node starts shutting down: `/readyz` fails from then on.

@@ -9,6 +9,10 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
@@ -53,8 +57,36 @@ impl Client {
 
     /// Opens `ws://addr/ws`, or says why it could not.
     pub async fn try_connect(addr: SocketAddr, label: &str) -> Result<Self, String> {
+        Self::try_connect_with_headers(addr, label, &[]).await
+    }
+
+    /// Opens `ws://addr/ws` with extra HTTP headers on the upgrade request.
+    pub async fn connect_with_headers(
+        addr: SocketAddr,
+        label: &str,
+        headers: &[(&'static str, &str)],
+    ) -> Self {
+        Self::try_connect_with_headers(addr, label, headers)
+            .await
+            .unwrap_or_else(|err| panic!("[{label}] cannot connect to ws://{addr}/ws: {err}"))
+    }
+
+    /// [`Client::connect_with_headers`], or why it could not connect.
+    pub async fn try_connect_with_headers(
+        addr: SocketAddr,
+        label: &str,
+        headers: &[(&'static str, &str)],
+    ) -> Result<Self, String> {
         let url = format!("ws://{addr}/ws");
-        let (ws, _) = tokio_tungstenite::connect_async(&url)
+        let mut request = url
+            .as_str()
+            .into_client_request()
+            .unwrap_or_else(|err| panic!("[{label}] bad url {url}: {err}"));
+        for (name, value) in headers {
+            let value = HeaderValue::from_str(value).expect("header value");
+            request.headers_mut().insert(*name, value);
+        }
+        let (ws, _) = tokio_tungstenite::connect_async(request)
             .await
             .map_err(|err| err.to_string())?;
         Ok(Self {
@@ -140,6 +172,17 @@ impl Client {
     /// expect connections to break).
     pub async fn try_send(&mut self, frame: &Value) -> bool {
         self.ws.send(Message::text(frame.to_string())).await.is_ok()
+    }
+
+    /// Sends `bytes` as a text message without checking that they are UTF-8 (a raw text
+    /// frame), as a broken or hostile client would.
+    pub async fn send_unchecked_text(&mut self, bytes: Vec<u8>) {
+        let label = &self.label;
+        let frame = Frame::message(bytes, OpCode::Data(Data::Text), true);
+        self.ws
+            .send(Message::Frame(frame))
+            .await
+            .unwrap_or_else(|err| panic!("[{label}] cannot send a raw text frame: {err}"));
     }
 
     /// Sends a JSON frame.

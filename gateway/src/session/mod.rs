@@ -23,6 +23,7 @@ mod upload_rules;
 mod upload_task;
 
 use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,7 +33,7 @@ use actix_web_actors::ws;
 use iris_shared::delivery::{ChannelChange, RoutedFrame};
 use iris_shared::media::frame::MAX_MEDIA_FRAME_BYTES;
 use iris_shared::protocol::{
-    parse_app_frame, AppFrame, ErrorCode, ErrorPayload, ServerBody, ServerFrame, Status,
+    parse_app_frame_within, AppFrame, ErrorCode, ErrorPayload, ServerBody, ServerFrame, Status,
     StatusState,
 };
 
@@ -79,6 +80,8 @@ pub struct Session {
     id: u64,
     /// Node-wide shared state.
     state: GatewayState,
+    /// The client's address, for the per-IP `hello` limit (`None`: unknown, not limited).
+    client_ip: Option<IpAddr>,
     /// Life-cycle phase.
     phase: Phase,
     /// The paired device, once known.
@@ -110,11 +113,12 @@ pub struct Session {
 
 impl Session {
     /// A new, unpaired session.
-    pub fn new(id: u64, state: GatewayState) -> Self {
+    pub fn new(id: u64, state: GatewayState, client_ip: Option<IpAddr>) -> Self {
         let frame_budget = TokenBucket::new(state.limits.frame_rate, state.limits.frame_burst);
         Self {
             id,
             state,
+            client_ip,
             phase: Phase::AwaitingHello,
             device: None,
             last_heard: Instant::now(),
@@ -221,7 +225,7 @@ impl Session {
         if text.len() > limit {
             return self.refuse_oversize(ctx, limit);
         }
-        let parsed = parse_app_frame(text);
+        let parsed = parse_app_frame_within(text, &self.state.limits.input);
         if !self.frame_budget.take() {
             metrics::incr(&self.state.metrics.rate_limited_total);
             let id = parsed.as_ref().ok().and_then(|frame| frame.id);
@@ -380,10 +384,25 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for Session {
                 let limit = self.state.limits.max_frame_bytes.max(MAX_MEDIA_FRAME_BYTES);
                 self.refuse_oversize(ctx, limit);
             }
+            Err(ws::ProtocolError::Io(err)) if is_invalid_utf8(&err) => {
+                metrics::incr(&self.state.metrics.protocol_errors_total);
+                let message = "text message is not valid UTF-8";
+                self.send_error(ctx, None, ErrorCode::Unsupported, message);
+                self.close(ctx, close_codes::INVALID_PAYLOAD, "invalid UTF-8");
+            }
             Err(err) => {
                 tracing::debug!(%err, session = self.id, "WebSocket protocol error");
                 ctx.stop();
             }
         }
     }
+}
+
+/// Whether the codec refused a text message for its bytes: actix reports invalid UTF-8
+/// as an I/O error carrying the UTF-8 decoder's message.
+fn is_invalid_utf8(err: &std::io::Error) -> bool {
+    err.kind() == std::io::ErrorKind::Other
+        && err
+            .get_ref()
+            .is_some_and(|inner| inner.to_string().contains("utf-8"))
 }

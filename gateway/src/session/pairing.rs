@@ -123,6 +123,16 @@ impl Session {
         if self.state.is_degraded() {
             return self.refuse_backend_unavailable(ctx, id);
         }
+        // Every attempt counts, before the token is even looked at: failed ones too.
+        if let Some(ip) = self.client_ip {
+            if !self.state.hello_limiter.allow(ip) {
+                metrics::incr(&self.state.metrics.rate_limited_total);
+                let message = "too many hello attempts from this address; retry later";
+                self.send_error(ctx, id, ErrorCode::RateLimited, message);
+                self.close(ctx, close_codes::TOO_MANY_HELLOS, "too many hello attempts");
+                return;
+            }
+        }
         let Some(token) = hello.token.filter(|t| !t.is_empty()) else {
             self.reject(ctx, id, "hello needs a token");
             return;

@@ -39,6 +39,22 @@ pub enum ProtocolErrorKind {
         /// What is wrong with the payload.
         detail: String,
     },
+    /// Objects and arrays nest deeper than the limit.
+    #[error("frame nests objects and arrays deeper than {limit} levels")]
+    TooDeep {
+        /// The depth limit.
+        limit: usize,
+    },
+    /// A string is longer than the limit of its field.
+    #[error("field \"{field}\" is {length} bytes; the limit is {limit}")]
+    FieldTooLong {
+        /// Where the string is, e.g. `payload.text`.
+        field: String,
+        /// Its limit in bytes.
+        limit: usize,
+        /// Its length in bytes.
+        length: usize,
+    },
 }
 
 fn describe_wrong_version(found: Option<&Value>) -> String {

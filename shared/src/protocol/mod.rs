@@ -8,6 +8,7 @@
 //! - [`server`]: frames the server sends ([`ServerFrame`], [`ServerBody`] and one payload struct per type).
 //! - [`app`]: frames the app sends ([`AppFrame`], [`AppBody`] and one payload struct per type).
 //! - [`parse`]: turning an app's text frame into an [`AppFrame`] or a [`ProtocolError`].
+//! - [`limits`]: [`InputLimits`], the nesting depth and per-field string lengths a device may send.
 //! - [`error`]: [`ProtocolError`], which remembers the request id so the answer can carry it.
 //! - [`enums`]: the closed string vocabularies of the contract (roles, error codes, kinds, ...).
 //! - [`reliability`]: which frame types must never be dropped under backpressure, and which
@@ -19,6 +20,7 @@ pub mod chat_id;
 pub mod enums;
 pub mod envelope;
 pub mod error;
+pub mod limits;
 pub mod parse;
 pub mod reliability;
 pub mod server;
@@ -37,7 +39,8 @@ pub use enums::{
 };
 pub use envelope::PROTOCOL_VERSION;
 pub use error::{ProtocolError, ProtocolErrorKind};
-pub use parse::parse_app_frame;
+pub use limits::InputLimits;
+pub use parse::{parse_app_frame, parse_app_frame_within};
 pub use reliability::{backpressure_role, is_never_dropped_type, BackpressureRole, StreamKey};
 pub use server::{
     AgentBusy, AgentIdle, Channel, ChannelDeleted, ChannelList, ChannelRenamed, ChoiceOption,

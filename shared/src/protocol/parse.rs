@@ -3,6 +3,8 @@
 //! Rules: the frame is a JSON object with `v: 1` and a known `type`; `id` (a non-negative integer),
 //! `chat_id` and `thread_id` (strings) are optional; a missing `payload` means `{}`. Unknown
 //! envelope and payload fields are ignored. A JSON `null` counts as absent for every optional field.
+//! [`parse_app_frame_within`] also applies [`InputLimits`]: nesting depth before parsing, string
+//! lengths right after.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -10,6 +12,7 @@ use serde_json::{Map, Value};
 use super::app::{AppBody, AppFrame};
 use super::envelope::PROTOCOL_VERSION;
 use super::error::{ProtocolError, ProtocolErrorKind};
+use super::limits::{nests_deeper_than, InputLimits};
 
 /// Parses one text frame from the app.
 ///
@@ -22,6 +25,41 @@ pub fn parse_app_frame(text: &str) -> Result<AppFrame, ProtocolError> {
         )
     })?;
     parse_app_value(value)
+}
+
+/// Like [`parse_app_frame`], but refuses frames nested deeper than `limits.max_json_depth`
+/// (checked by a byte scan before parsing) and frames with a string over its length limit.
+/// Every refusal names the limit and, for strings, the field; it carries the request id
+/// whenever the frame is shallow enough for serde to find it.
+pub fn parse_app_frame_within(text: &str, limits: &InputLimits) -> Result<AppFrame, ProtocolError> {
+    if nests_deeper_than(text, limits.max_json_depth) {
+        let kind = ProtocolErrorKind::TooDeep {
+            limit: limits.max_json_depth,
+        };
+        return Err(ProtocolError::new(request_id_of_deep_frame(text), kind));
+    }
+    let frame = parse_app_frame(text)?;
+    match limits.first_too_long(&frame) {
+        None => Ok(frame),
+        Some(too_long) => Err(ProtocolError::new(
+            frame.id,
+            ProtocolErrorKind::FieldTooLong {
+                field: too_long.field,
+                limit: too_long.limit,
+                length: too_long.length,
+            },
+        )),
+    }
+}
+
+/// The `id` of a frame refused for its depth, read by serde without building the rest
+/// (serde's own recursion limit still bounds the work).
+fn request_id_of_deep_frame(text: &str) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct IdOnly {
+        id: Option<u64>,
+    }
+    serde_json::from_str::<IdOnly>(text).ok()?.id
 }
 
 /// Like [`parse_app_frame`], for JSON that is already parsed.
@@ -57,10 +95,16 @@ fn malformed(request_id: Option<u64>, detail: &str) -> ProtocolError {
 fn read_request_id(fields: &Map<String, Value>) -> Result<Option<u64>, ProtocolError> {
     match fields.get("id") {
         None | Some(Value::Null) => Ok(None),
-        Some(id) => id
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| malformed(None, "\"id\" must be a non-negative integer")),
+        Some(id) => id.as_u64().map(Some).ok_or_else(|| {
+            let detail = match id {
+                Value::Number(number) => format!(
+                    "\"id\" must be a non-negative integer of at most {}, got {number}",
+                    u64::MAX
+                ),
+                _ => "\"id\" must be a non-negative integer".to_owned(),
+            };
+            malformed(None, &detail)
+        }),
     }
 }
 
@@ -132,9 +176,21 @@ fn describe_payload_error(type_name: &str, payload: &Value, error: &serde_json::
             AppBody::deserialize(&tagged_body(type_name, single_field)).is_err()
         });
     match culprit {
+        Some((name, Value::Number(number))) if expects_unsigned(error) => format!(
+            "field \"{name}\": {number} is out of range: expected an integer from 0 to {}",
+            u64::MAX
+        ),
         Some((name, _)) => format!("field \"{name}\": {error}"),
         None => error.to_string(),
     }
+}
+
+/// Whether serde wanted an unsigned integer: every number an app sends is one, so a
+/// negative, fractional or too large number (serde_json reads integers past `u64::MAX`
+/// as floats) gets a message saying the range instead of serde's type wording.
+fn expects_unsigned(error: &serde_json::Error) -> bool {
+    let text = error.to_string();
+    text.contains("expected u64") || text.contains("expected u32")
 }
 
 fn json_kind(value: &Value) -> &'static str {
