@@ -48,6 +48,18 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client over an open WebSocket.
+    fn over(ws: WebSocketStream<MaybeTlsStream<TcpStream>>, label: &str) -> Self {
+        Self {
+            ws,
+            label: label.to_owned(),
+            next_id: 1,
+            last_seq: None,
+            recv_timeout: DEFAULT_RECV_TIMEOUT,
+            strict_seq_order: true,
+        }
+    }
+
     /// Opens `ws://addr/ws`; `label` names the device in failure messages.
     pub async fn connect(addr: SocketAddr, label: &str) -> Self {
         Self::try_connect(addr, label)
@@ -89,14 +101,7 @@ impl Client {
         let (ws, _) = tokio_tungstenite::connect_async(request)
             .await
             .map_err(|err| err.to_string())?;
-        Ok(Self {
-            ws,
-            label: label.to_owned(),
-            next_id: 1,
-            last_seq: None,
-            recv_timeout: DEFAULT_RECV_TIMEOUT,
-            strict_seq_order: true,
-        })
+        Ok(Self::over(ws, label))
     }
 
     /// Opens `ws://addr/ws` over a socket with a receive buffer of only `recv_buffer`
@@ -126,14 +131,7 @@ impl Client {
         let (ws, _) = tokio_tungstenite::client_async(url.as_str(), MaybeTlsStream::Plain(stream))
             .await
             .map_err(|err| err.to_string())?;
-        Ok(Self {
-            ws,
-            label: label.to_owned(),
-            next_id: 1,
-            last_seq: None,
-            recv_timeout: DEFAULT_RECV_TIMEOUT,
-            strict_seq_order: true,
-        })
+        Ok(Self::over(ws, label))
     }
 
     /// Lets seqs arrive out of order without failing the test on the spot, for callers

@@ -1,6 +1,7 @@
 //! The chaos suite: devices of several accounts keep talking to the echo agent while
 //! gateways are killed (-9) and drained, workers are killed mid-turn, drained and paused
-//! past their lease, and listening devices stall into slow consumers. At the end every device's received seqs are checked against
+//! past their lease, Redis (AOF, fsync always) is killed and restarted, and listening devices
+//! stall into slow consumers. At the end every device's received seqs are checked against
 //! its account's outbox, and the counts are printed: lost, duplicated and reordered frames
 //! must all be 0, and every acknowledged message must have its answer (or an interrupted
 //! ending). `IRIS_CHAOS_SECS` sets how long faults are injected (`scripts/chaos.sh` runs it
@@ -17,7 +18,7 @@ use iris_tests::chaos::device::{run_device, DeviceControls, DeviceSpec};
 use iris_tests::chaos::faults::{inject, Fault};
 use iris_tests::chaos::ledger::{count_device, count_turns, read_outbox, ChaosReport, TurnCounts};
 use iris_tests::cluster::Cluster;
-use iris_tests::cluster_spec::ClusterSpec;
+use iris_tests::cluster_spec::{ClusterSpec, RedisKind};
 
 /// Accounts in the run, each with one talking and one listening device.
 const ACCOUNTS: usize = 3;
@@ -33,12 +34,13 @@ fn chaos_duration() -> Duration {
 }
 
 /// Proves that under repeated kill -9 and drain of gateways, kill -9, drain and SIGSTOP
-/// of workers mid-turn and devices stalling into slow consumers, no device loses, repeats or reorders a single
+/// of workers mid-turn, kill -9 and restart of Redis, and devices stalling into slow consumers, no device loses, repeats or reorders a single
 /// outboxed frame, none receives a frame that is not its own, and every acknowledged
 /// message is answered once (or visibly interrupted), with no turn left hanging.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
     let spec = ClusterSpec::default()
+        .redis(RedisKind::Durable)
         .gateways(3)
         .workers(2)
         .worker_env("IRIS_ECHO_DELAY_MS", "5")
@@ -49,9 +51,10 @@ async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
         .map(|i| cluster.gateway_addr(i))
         .collect();
 
-    let mut tasks = Vec::new();
-    let mut all_controls = Vec::new();
+    // Talkers stop first; listeners do their final sync only once every turn has ended.
+    let mut talkers = Vec::new();
     let mut listeners = Vec::new();
+    let mut listener_controls = Vec::new();
     for a in 0..ACCOUNTS {
         let account = format!("chaos{a}");
         let token = cluster.create_token(&account);
@@ -67,14 +70,16 @@ async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
                     .copied()
                     .collect(),
                 recv_buffer: (!talker).then_some(4096),
-                padding: 1_500,
+                padding: 3_000,
             };
             let controls = Arc::new(DeviceControls::default());
-            if !talker {
-                listeners.push(controls.clone());
+            let task = tokio::spawn(run_device(spec, controls.clone()));
+            if talker {
+                talkers.push((controls, task));
+            } else {
+                listener_controls.push(controls.clone());
+                listeners.push((controls, task));
             }
-            all_controls.push(controls.clone());
-            tasks.push(tokio::spawn(run_device(spec, controls)));
         }
     }
 
@@ -93,23 +98,31 @@ async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
     let mut round = 0;
     while Instant::now() < deadline || round < Fault::ALL.len() {
         let fault = Fault::ALL[round % Fault::ALL.len()];
-        inject(&mut cluster, fault, rng.random_range(0..64), &listeners).await;
+        inject(
+            &mut cluster,
+            fault,
+            rng.random_range(0..64),
+            &listener_controls,
+        )
+        .await;
         *injected.entry(fault).or_default() += 1;
         round += 1;
         tokio::time::sleep(BETWEEN_FAULTS).await;
     }
     cluster.wait_workers_serving().await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    for controls in &all_controls {
-        controls.stop.store(true, Ordering::Relaxed);
-    }
     let mut logs = Vec::new();
-    for task in tasks {
-        let log = tokio::time::timeout(Duration::from_secs(120), task)
-            .await
-            .expect("a device finished within 2 minutes")
-            .expect("a device task did not panic");
-        logs.push(log);
+    for devices in [talkers, listeners] {
+        for (controls, _) in &devices {
+            controls.stop.store(true, Ordering::Relaxed);
+        }
+        for (_, task) in devices {
+            let log = tokio::time::timeout(Duration::from_secs(120), task)
+                .await
+                .expect("a device finished within 2 minutes")
+                .expect("a device task did not panic");
+            logs.push(log);
+        }
     }
 
     let mut report = ChaosReport {
@@ -143,6 +156,7 @@ async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
         *report.close_codes.entry(name).or_default() += 1;
     }
     report.unacknowledged = logs.iter().map(|l| l.unacknowledged).sum();
+    report.refused = logs.iter().map(|l| l.refused).sum();
     report.stuck_turns = logs.iter().map(|l| l.stuck_turns).sum();
     report.recovery_ms = logs.iter().flat_map(|l| l.recovery_ms.clone()).collect();
     report.recovery_ms.sort_unstable();

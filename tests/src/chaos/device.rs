@@ -17,6 +17,10 @@ use crate::frames::{id_of, payload_str, payload_u64, seq_of, type_of};
 const TURN_DEADLINE: Duration = Duration::from_secs(30);
 /// How long a read waits before the device looks at its other duties.
 const READ_SLICE: Duration = Duration::from_millis(200);
+/// First pause before reconnecting again when no gateway took the device.
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+/// Longest such pause.
+const RETRY_MAX: Duration = Duration::from_secs(2);
 /// Longest a `hello` or `sync` answer may take before the connection is given up.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -65,6 +69,9 @@ pub struct DeviceLog {
     /// Sends whose connection broke before they were acknowledged and that no replay
     /// showed either: lost in flight with their gateway, for the app to send again.
     pub unacknowledged: usize,
+    /// Sends the gateway answered with an `error` (not accepted, e.g. while Redis was
+    /// down): the app would send them again.
+    pub refused: usize,
     /// Turns still open after [`TURN_DEADLINE`].
     pub stuck_turns: usize,
     /// Connections that broke under it.
@@ -79,6 +86,7 @@ pub struct DeviceLog {
 
 /// A turn the talker is waiting for.
 struct Pending {
+    request_id: u64,
     text: String,
     sent_at: Instant,
     acknowledged: bool,
@@ -115,6 +123,8 @@ impl Device {
         let mut client: Option<Client> = None;
         let mut broke_at: Option<Instant> = None;
         let mut stalled = false;
+        // Like the app: reconnect attempts back off while every gateway refuses.
+        let mut retry = RETRY_FIRST;
         loop {
             let stopping = controls.stop.load(Ordering::Relaxed);
             if stopping && self.pending.is_none() {
@@ -127,8 +137,10 @@ impl Device {
                         self.log.recovery_ms.push(at.elapsed().as_millis() as u64);
                     }
                     self.after_resume();
+                    retry = RETRY_FIRST;
                 } else {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    tokio::time::sleep(retry).await;
+                    retry = (retry * 2).min(RETRY_MAX);
                 }
                 continue;
             };
@@ -148,10 +160,12 @@ impl Device {
                     self.log.sent.len() + 1,
                     "~".repeat(self.spec.padding)
                 );
-                let frame = json!({"v": 1, "id": self.log.sent.len() as u64 + 1000,
+                let request_id = self.log.sent.len() as u64 + 1000;
+                let frame = json!({"v": 1, "id": request_id,
                     "type": "message.send", "chat_id": DEFAULT_CHAT, "payload": {"text": text}});
                 self.log.sent.push(text.clone());
                 self.pending = Some(Pending {
+                    request_id,
                     text,
                     sent_at: Instant::now(),
                     acknowledged: false,
@@ -271,6 +285,10 @@ impl Device {
                 pending.acknowledged = true;
             }
             "agent.idle" if pending.acknowledged => self.pending = None,
+            "error" if id_of(frame) == Some(pending.request_id) && !pending.acknowledged => {
+                self.log.refused += 1;
+                self.pending = None;
+            }
             _ => {}
         }
     }

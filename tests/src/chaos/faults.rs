@@ -13,6 +13,9 @@ pub const STALL: Duration = Duration::from_millis(2_500);
 /// How long a paused worker stays stopped (longer than the default 2 s lease).
 pub const PAUSE: Duration = Duration::from_millis(3_000);
 
+/// How long Redis stays down.
+pub const REDIS_DOWN: Duration = Duration::from_millis(1_000);
+
 /// One fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Fault {
@@ -28,15 +31,18 @@ pub enum Fault {
     PauseWorker,
     /// A listening device stops reading for [`STALL`].
     StallDevice,
+    /// SIGKILL Redis (AOF, fsync always) and start it again on its data.
+    RestartRedis,
 }
 
 impl Fault {
     /// Every kind, in the order a run cycles through them.
-    pub const ALL: [Fault; 6] = [
+    pub const ALL: [Fault; 7] = [
         Fault::KillGateway,
         Fault::KillWorker,
         Fault::StallDevice,
         Fault::DrainGateway,
+        Fault::RestartRedis,
         Fault::PauseWorker,
         Fault::DrainWorker,
     ];
@@ -50,6 +56,7 @@ impl Fault {
             Fault::DrainWorker => "worker drain",
             Fault::PauseWorker => "worker paused",
             Fault::StallDevice => "slow consumer",
+            Fault::RestartRedis => "redis kill -9 + restart",
         }
     }
 }
@@ -97,6 +104,11 @@ pub async fn inject(
             cluster.pause_worker(index);
             tokio::time::sleep(PAUSE).await;
             cluster.resume_worker(index);
+        }
+        Fault::RestartRedis => {
+            cluster.kill_redis();
+            tokio::time::sleep(REDIS_DOWN).await;
+            cluster.restart_redis();
         }
         Fault::StallDevice => {
             let Some(device) = listeners.get(pick % listeners.len().max(1)) else {

@@ -73,6 +73,8 @@ pub struct DeviceCounts {
     pub reordered: usize,
     /// Received but not owed to it (another device's or another account's frame).
     pub foreign: usize,
+    /// The first lost frames: seq and type.
+    pub lost_examples: Vec<(u64, String)>,
 }
 
 /// Counts for one device against its account's outbox.
@@ -86,6 +88,12 @@ pub fn count_device(log: &DeviceLog, outbox: &[OutboxEntry]) -> DeviceCounts {
         .collect();
     let received: BTreeSet<u64> = log.seqs.iter().copied().collect();
     let reordered = log.seqs.windows(2).filter(|w| w[1] < w[0]).count();
+    let lost_examples = outbox
+        .iter()
+        .filter(|entry| owed.contains(&entry.seq) && !received.contains(&entry.seq))
+        .take(5)
+        .map(|entry| (entry.seq, type_of(&entry.frame).to_owned()))
+        .collect();
     DeviceCounts {
         device: format!("{}/{}", log.account, log.device_id),
         owed: owed.len(),
@@ -94,6 +102,7 @@ pub fn count_device(log: &DeviceLog, outbox: &[OutboxEntry]) -> DeviceCounts {
         duplicated: log.seqs.len() - received.len(),
         reordered,
         foreign: received.difference(&owed).count(),
+        lost_examples,
     }
 }
 
@@ -173,6 +182,8 @@ pub struct ChaosReport {
     pub close_codes: std::collections::BTreeMap<String, usize>,
     /// Sends lost in flight with their gateway (never acknowledged).
     pub unacknowledged: usize,
+    /// Sends refused with an `error` (to be sent again).
+    pub refused: usize,
     /// Turns a device waited for in vain.
     pub stuck_turns: usize,
     /// Recovery times, break → `sync.done` (ms), sorted.
@@ -206,11 +217,14 @@ impl ChaosReport {
                 d.device, d.owed, d.received, d.lost, d.duplicated, d.reordered, d.foreign
             );
         }
+        for d in self.devices.iter().filter(|d| !d.lost_examples.is_empty()) {
+            let _ = writeln!(out, "{} lost, first ones: {:?}", d.device, d.lost_examples);
+        }
         let t = &self.turns;
         let _ = writeln!(
             out,
-            "messages: sent {}, acknowledged {}, answered {}, interrupted {}, unanswered {}, answered twice {}, lost in flight {}",
-            t.sent, t.acknowledged, t.answered, t.interrupted, t.unanswered, t.answered_twice, self.unacknowledged
+            "messages: sent {}, acknowledged {}, answered {}, interrupted {}, unanswered {}, answered twice {}, refused {}, lost in flight {}",
+            t.sent, t.acknowledged, t.answered, t.interrupted, t.unanswered, t.answered_twice, self.refused, self.unacknowledged
         );
         let pick = |q: f64| -> u64 {
             if self.recovery_ms.is_empty() {
