@@ -72,6 +72,10 @@ pub const REFUSED_FOR: Duration = Duration::from_secs(5);
 pub const FOLLOW_TIMEOUT: Duration = Duration::from_secs(4);
 /// Pause between asking the Sentinels again while they still name a refusing server.
 const FOLLOW_RETRY: Duration = Duration::from_millis(100);
+/// How often a blocking loop asks the Sentinels whether its server is still the master
+/// (each question opens connections to them and to the master, so not every
+/// [`MASTER_RECHECK`]).
+pub const MASTER_WATCH: Duration = Duration::from_secs(1);
 /// URL scheme that names a Sentinel-managed master.
 pub const SENTINEL_SCHEME: &str = "redis+sentinel://";
 
@@ -252,16 +256,25 @@ impl RedisEndpoint {
         true
     }
 
-    /// Resolves once the server at `addr` is no longer the master (never for one server);
-    /// checks every [`MASTER_RECHECK`]. A blocking loop races its reads against this.
+    /// Resolves once the server at `addr` is no longer the master (never for one server):
+    /// at once (within [`MASTER_RECHECK`]) when it refused writes here, else when the
+    /// Sentinels, asked every [`MASTER_WATCH`], name another. A blocking loop races its
+    /// reads against this.
     pub async fn until_not_master(&self, addr: &str) {
-        if !self.is_sentinel() {
+        let Target::Sentinel(sentinel) = &self.target else {
             return std::future::pending().await;
-        }
+        };
+        let mut asked = Instant::now();
         loop {
             tokio::time::sleep(MASTER_RECHECK).await;
-            if !self.still_master(addr).await {
+            if sentinel.refused_lately(addr) {
                 return;
+            }
+            if asked.elapsed() >= MASTER_WATCH {
+                asked = Instant::now();
+                if !self.still_master(addr).await {
+                    return;
+                }
             }
         }
     }
@@ -422,5 +435,24 @@ mod tests {
         assert!(!RedisEndpoint::parse("redis://127.0.0.1:6379")
             .unwrap()
             .is_sentinel());
+    }
+
+    fn reply(wire: &str) -> redis::RedisResult<redis::Value> {
+        redis::parse_redis_value(wire.as_bytes())
+    }
+
+    #[test]
+    fn refusals_are_found_in_replies_as_connections_return_them() {
+        assert!(reply("-NOREPLICAS Not enough good replicas to write.\r\n").refuses_writes());
+        assert!(
+            reply("-READONLY You can't write against a read only replica.\r\n").refuses_writes()
+        );
+        assert!(reply("*2\r\n+OK\r\n-NOREPLICAS Not enough good replicas\r\n").refuses_writes());
+        assert!(!reply("-BUSYGROUP Consumer Group name already exists\r\n").refuses_writes());
+        assert!(!reply("+OK\r\n").refuses_writes());
+        let refused: redis::RedisResult<()> = reply("-NOREPLICAS Not enough\r\n")
+            .and_then(|value| value.extract_error())
+            .map(drop);
+        assert!(refused.refuses_writes());
     }
 }
