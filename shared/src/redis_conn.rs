@@ -296,15 +296,23 @@ impl RedisEndpoint {
         }
     }
 
-    /// A pub/sub connection to the current master, and the master's address.
+    /// A pub/sub connection to the current master, and the master's address; waits for
+    /// the new master like [`Self::connect_following`].
     pub async fn pubsub(&self) -> redis::RedisResult<(redis::aio::PubSub, String)> {
-        let connect = async {
-            let (client, addr) = Box::pin(self.client()).await?;
-            Ok((client.get_async_pubsub().await?, addr))
-        };
-        tokio::time::timeout(CONNECT_TIMEOUT + LOOKUP_TIMEOUT, connect)
-            .await
-            .map_err(|_| timed_out("connecting to Redis"))?
+        let deadline = Instant::now() + FOLLOW_TIMEOUT;
+        loop {
+            let connect = async {
+                let (client, addr) = Box::pin(self.client()).await?;
+                Ok((client.get_async_pubsub().await?, addr))
+            };
+            let result = tokio::time::timeout(CONNECT_TIMEOUT + LOOKUP_TIMEOUT, connect)
+                .await
+                .map_err(|_| timed_out("connecting to Redis"))?;
+            if result.is_ok() || Instant::now() >= deadline || !self.refusal_lately() {
+                return result;
+            }
+            tokio::time::sleep(FOLLOW_RETRY).await;
+        }
     }
 
     /// A new connection to the current master with `response_timeout`.
