@@ -5,8 +5,9 @@
 //! no use) and then follows the stream by entry id, so a Redis hiccup loses nothing the
 //! stream still holds; anything lost beyond that shows up as a seq gap that sessions fill
 //! from the outbox. Reconnects back off exponentially (`iris_shared::backoff`); every
-//! read is also bounded on the client side, so a Redis that stops answering (a frozen
-//! process, a dead link) fails the loop instead of hanging it.
+//! command is also bounded on the client side, so a Redis that stops answering (a frozen
+//! process, a dead link) fails the loop instead of hanging it, and a read is cut short when
+//! the Sentinels name another master.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -29,8 +30,6 @@ use crate::state::GatewayState;
 const BLOCK_MS: u64 = 5_000;
 /// Most entries taken per read.
 const BATCH: usize = 1_000;
-/// How much longer than its `BLOCK` a read may take before the loop gives up on it.
-const READ_SLACK: Duration = Duration::from_secs(3);
 
 /// Runs the delivery loop until the process ends.
 pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Registry>) {
@@ -38,7 +37,8 @@ pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Re
     let mut last_id = format!("{}-0", now_ms());
     let mut backoff = Backoff::default();
     loop {
-        let connection = match redis_conn::blocking_connection(&endpoint).await {
+        let block = Duration::from_millis(BLOCK_MS);
+        let connection = match redis_conn::blocking_connection(&endpoint, block).await {
             Ok(connection) => connection,
             Err(err) => {
                 state.delivery_reading.store(false, Ordering::Relaxed);
@@ -53,21 +53,17 @@ pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Re
             state: &state,
             registry: &registry,
         };
-        let result = follower.follow(connection, &mut last_id, &mut backoff);
-        if let Err(err) = result.await {
+        let addr = connection.addr.clone();
+        let result = follower
+            .follow(connection, &mut last_id, &mut backoff)
+            .await;
+        endpoint.note_refusal(&addr, &result);
+        if let Err(err) = result {
             state.delivery_reading.store(false, Ordering::Relaxed);
             tracing::warn!(%err, "delivery loop: Redis error, reconnecting");
             backoff.wait().await;
         }
     }
-}
-
-/// Fails a read that outlives its `BLOCK` by more than [`READ_SLACK`].
-fn read_timed_out(_: tokio::time::error::Elapsed) -> redis::RedisError {
-    redis::RedisError::from(std::io::Error::new(
-        std::io::ErrorKind::TimedOut,
-        "delivery read did not return in time",
-    ))
 }
 
 /// What one connection's reading needs.
@@ -93,7 +89,6 @@ impl Follower<'_> {
         } = *self;
         let conn = &mut connection.conn;
         let addr = connection.addr.as_str();
-        let read_limit = Duration::from_millis(BLOCK_MS) + READ_SLACK;
         // A write first: a demoted or cut-off master fails here, before the first read.
         expire_stream(conn, stream).await?;
         state.delivery_beat.store(now_ms(), Ordering::Relaxed);
@@ -107,12 +102,13 @@ impl Follower<'_> {
                 .arg("STREAMS")
                 .arg(stream)
                 .arg(last_id.as_str());
-            let reply = tokio::time::timeout(
-                read_limit,
-                read.query_async::<Option<StreamReadReply>>(conn),
-            )
-            .await
-            .map_err(read_timed_out)??;
+            // The connection's response timeout bounds the read; a failover cuts it short.
+            let reply = tokio::select! {
+                reply = read.query_async::<Option<StreamReadReply>>(conn) => reply?,
+                () = endpoint.until_not_master(addr) => {
+                    return Err(redis_conn::not_master(addr));
+                }
+            };
             expire_stream(conn, stream).await?;
             redis_conn::ensure_master(endpoint, addr).await?;
             state.delivery_beat.store(now_ms(), Ordering::Relaxed);

@@ -5,24 +5,36 @@
 //! commands (they would queue behind the block), and must not be cut off by the client's
 //! default response timeout, so each blocking loop owns one connection of its own.
 //!
+//! Every command is bounded in time: pooled connections by [`COMMAND_TIMEOUT`], a
+//! blocking loop's connection by its longest `BLOCK` plus [`BLOCKING_SLACK`], and every
+//! question to the Sentinels by [`LOOKUP_TIMEOUT`] (their client is shared behind one lock,
+//! so one slow lookup must not stall every caller behind it).
+//!
 //! With Sentinel (`redis+sentinel://host:port,host:port/<master name>`) every new
 //! connection asks the Sentinels for the current master (which the client checks with
 //! `ROLE`). A pooled connection is handed out only while its server is still the one the
-//! Sentinels name (asked at most every [`MASTER_RECHECK`]), and one that gets a
-//! `READONLY` or `NOREPLICAS` answer is dropped instead of going back into the pool;
-//! blocking loops ask [`RedisEndpoint::still_master`] after every read. So after a
-//! failover every node follows the new master as soon as the Sentinels announce it, even
-//! while the old master still accepts connections.
+//! Sentinels name (asked at most every [`MASTER_RECHECK`]); blocking loops race each read
+//! against [`RedisEndpoint::until_not_master`] and reconnect when it fires.
+//!
+//! During a failover the promoted replica takes writes a little before the Sentinels
+//! name it (they still list the old master until `+switch-master`, and the old master
+//! still answers `ROLE` as master until they reconfigure it, seconds later). A server that
+//! answers `READONLY` or `NOREPLICAS` is therefore remembered as refusing writes for
+//! [`REFUSED_FOR`]: no new connection goes to it, [`RedisEndpoint::still_master`] says
+//! "no" for it, and a pooled command it refused is sent again to the next master the
+//! Sentinels name (it was not executed, so this is safe), for up to [`FOLLOW_TIMEOUT`].
 
-use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
-use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::aio::MultiplexedConnection;
 use redis::sentinel::{SentinelClient, SentinelServerType};
 use redis::AsyncConnectionConfig;
 use tokio::sync::Mutex;
+
+mod pool;
+
+pub use pool::{pool, Connection, Manager, Pool, PoolError, TrackedConnection};
 
 /// Error of connecting to Redis or of a command on it.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +58,24 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 pub const POOL_SIZE: usize = 32;
 /// How stale the Sentinels' answer to "which server is master" may be.
 pub const MASTER_RECHECK: Duration = Duration::from_millis(250);
+/// How long one question to the Sentinels (including the `ROLE` check of the master they
+/// name, and the wait for the shared Sentinel client) may take.
+pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(3);
+/// How much longer than its longest `BLOCK` any command on a blocking loop's connection
+/// may take.
+pub const BLOCKING_SLACK: Duration = Duration::from_secs(3);
+/// How long a server that refused writes is not taken for the master (unless nothing else
+/// is named by then, the Sentinels name the new master well within this).
+pub const REFUSED_FOR: Duration = Duration::from_secs(5);
+/// How long a pooled command a demoted master refused waits for the Sentinels to name
+/// the new master before the refusal is returned.
+pub const FOLLOW_TIMEOUT: Duration = Duration::from_secs(4);
+/// Pause between asking the Sentinels again while they still name a refusing server.
+const FOLLOW_RETRY: Duration = Duration::from_millis(100);
+/// How often a blocking loop asks the Sentinels whether its server is still the master
+/// (each question opens connections to them and to the master, so not every
+/// [`MASTER_RECHECK`]).
+pub const MASTER_WATCH: Duration = Duration::from_secs(1);
 /// URL scheme that names a Sentinel-managed master.
 pub const SENTINEL_SCHEME: &str = "redis+sentinel://";
 
@@ -68,6 +98,23 @@ struct SentinelState {
     client: Mutex<SentinelClient>,
     /// When the master was last resolved, and its address.
     named: std::sync::Mutex<Option<(Instant, String)>>,
+    /// The last server that refused writes (`READONLY`, `NOREPLICAS`), and when.
+    refused: std::sync::Mutex<Option<(Instant, String)>>,
+}
+
+impl SentinelState {
+    /// Whether `addr` refused writes within the last [`REFUSED_FOR`].
+    fn refused_lately(&self, addr: &str) -> bool {
+        let refused = self.refused.lock().ok().and_then(|refused| refused.clone());
+        matches!(refused, Some((at, refused)) if refused == addr && at.elapsed() < REFUSED_FOR)
+    }
+}
+
+fn timed_out(what: &str) -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("{what} timed out"),
+    ))
 }
 
 impl std::fmt::Debug for RedisEndpoint {
@@ -107,6 +154,7 @@ impl RedisEndpoint {
                 Target::Sentinel(Arc::new(SentinelState {
                     client: Mutex::new(client),
                     named: std::sync::Mutex::new(None),
+                    refused: std::sync::Mutex::new(None),
                 }))
             }
             None => Target::Direct(redis::Client::open(url)?),
@@ -136,12 +184,97 @@ impl RedisEndpoint {
                 Ok((client.clone(), addr))
             }
             Target::Sentinel(sentinel) => {
-                let client = sentinel.client.lock().await.async_get_client().await?;
+                let lookup = async { sentinel.client.lock().await.async_get_client().await };
+                let client = tokio::time::timeout(LOOKUP_TIMEOUT, lookup)
+                    .await
+                    .map_err(|_| timed_out("asking the Sentinels for the master"))??;
                 let addr = client.get_connection_info().addr().to_string();
                 if let Ok(mut named) = sentinel.named.lock() {
                     *named = Some((Instant::now(), addr.clone()));
                 }
+                if sentinel.refused_lately(&addr) {
+                    return Err(redis::RedisError::from(std::io::Error::other(format!(
+                        "the Sentinels still name {addr}, which refused writes; \
+                         waiting for them to name the new master"
+                    ))));
+                }
                 Ok((client, addr))
+            }
+        }
+    }
+
+    /// Whether some server refused writes within the last [`REFUSED_FOR`] (a failover
+    /// may be under way).
+    fn refusal_lately(&self) -> bool {
+        let Target::Sentinel(sentinel) = &self.target else {
+            return false;
+        };
+        let refused = sentinel
+            .refused
+            .lock()
+            .ok()
+            .and_then(|refused| refused.clone());
+        matches!(refused, Some((at, _)) if at.elapsed() < REFUSED_FOR)
+    }
+
+    /// A new connection to the current master with `response_timeout`, and its address.
+    /// While a server refused writes lately (a failover is under way), a failed attempt is
+    /// tried again until the Sentinels name a master that takes writes, for up to
+    /// [`FOLLOW_TIMEOUT`].
+    pub(crate) async fn connect_following(
+        &self,
+        response_timeout: Option<Duration>,
+    ) -> redis::RedisResult<(MultiplexedConnection, String)> {
+        let deadline = Instant::now() + FOLLOW_TIMEOUT;
+        loop {
+            let result = Box::pin(self.connect_to_master(response_timeout)).await;
+            if result.is_ok() || Instant::now() >= deadline || !self.refusal_lately() {
+                return result;
+            }
+            tokio::time::sleep(FOLLOW_RETRY).await;
+        }
+    }
+
+    /// Notes that the server at `addr` refused a write because it is not (or no longer) a
+    /// writable master, if `result` says so. With Sentinel, that server is then not taken
+    /// for the master for [`REFUSED_FOR`]. Returns whether it refused.
+    pub fn note_refusal(&self, addr: &str, result: &impl Refusal) -> bool {
+        if !result.refuses_writes() {
+            return false;
+        }
+        if let Target::Sentinel(sentinel) = &self.target {
+            if let Ok(mut refused) = sentinel.refused.lock() {
+                if refused.as_ref().is_none_or(|(_, known)| known != addr) {
+                    tracing::warn!(
+                        addr,
+                        "Redis server refused writes; following the Sentinels to the new master"
+                    );
+                }
+                *refused = Some((Instant::now(), addr.to_owned()));
+            }
+        }
+        true
+    }
+
+    /// Resolves once the server at `addr` is no longer the master (never for one server):
+    /// at once (within [`MASTER_RECHECK`]) when it refused writes here, else when the
+    /// Sentinels, asked every [`MASTER_WATCH`], name another. A blocking loop races its
+    /// reads against this.
+    pub async fn until_not_master(&self, addr: &str) {
+        let Target::Sentinel(sentinel) = &self.target else {
+            return std::future::pending().await;
+        };
+        let mut asked = Instant::now();
+        loop {
+            tokio::time::sleep(MASTER_RECHECK).await;
+            if sentinel.refused_lately(addr) {
+                return;
+            }
+            if asked.elapsed() >= MASTER_WATCH {
+                asked = Instant::now();
+                if !self.still_master(addr).await {
+                    return;
+                }
             }
         }
     }
@@ -153,6 +286,9 @@ impl RedisEndpoint {
         let Target::Sentinel(sentinel) = &self.target else {
             return true;
         };
+        if sentinel.refused_lately(addr) {
+            return false;
+        }
         let cached = sentinel.named.lock().ok().and_then(|named| named.clone());
         match cached {
             Some((at, named)) if at.elapsed() < MASTER_RECHECK => named == addr,
@@ -160,10 +296,23 @@ impl RedisEndpoint {
         }
     }
 
-    /// A pub/sub connection to the current master.
-    pub async fn pubsub(&self) -> redis::RedisResult<redis::aio::PubSub> {
-        let (client, _) = Box::pin(self.client()).await?;
-        client.get_async_pubsub().await
+    /// A pub/sub connection to the current master, and the master's address; waits for
+    /// the new master like [`Self::connect_following`].
+    pub async fn pubsub(&self) -> redis::RedisResult<(redis::aio::PubSub, String)> {
+        let deadline = Instant::now() + FOLLOW_TIMEOUT;
+        loop {
+            let connect = async {
+                let (client, addr) = Box::pin(self.client()).await?;
+                Ok((client.get_async_pubsub().await?, addr))
+            };
+            let result = tokio::time::timeout(CONNECT_TIMEOUT + LOOKUP_TIMEOUT, connect)
+                .await
+                .map_err(|_| timed_out("connecting to Redis"))?;
+            if result.is_ok() || Instant::now() >= deadline || !self.refusal_lately() {
+                return result;
+            }
+            tokio::time::sleep(FOLLOW_RETRY).await;
+        }
     }
 
     /// A new connection to the current master with `response_timeout`.
@@ -175,7 +324,7 @@ impl RedisEndpoint {
     }
 
     /// A new connection to the current master, and the master's address.
-    async fn connect_to_master(
+    pub(crate) async fn connect_to_master(
         &self,
         response_timeout: Option<Duration>,
     ) -> redis::RedisResult<(MultiplexedConnection, String)> {
@@ -189,149 +338,57 @@ impl RedisEndpoint {
                 .await?;
             Ok((conn, addr))
         };
-        tokio::time::timeout(CONNECT_TIMEOUT * 2, connect)
+        tokio::time::timeout(CONNECT_TIMEOUT + LOOKUP_TIMEOUT, connect)
             .await
-            .map_err(|_| {
-                redis::RedisError::from(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    "connecting to Redis timed out",
-                ))
-            })?
+            .map_err(|_| timed_out("connecting to Redis"))?
     }
 }
 
-/// A pooled connection's server plus whether it turned out to be a demoted master.
-pub struct TrackedConnection {
-    conn: MultiplexedConnection,
-    /// The server's address.
-    addr: String,
-    demoted: bool,
-}
-
-/// Creates and re-checks pooled connections.
-pub struct Manager {
-    endpoint: RedisEndpoint,
-}
-
-impl managed::Manager for Manager {
-    type Type = TrackedConnection;
-    type Error = redis::RedisError;
-
-    async fn create(&self) -> Result<TrackedConnection, redis::RedisError> {
-        // Boxed: the Sentinel lookup is a deep future, and every `get()` embeds this one.
-        let connect = self.endpoint.connect_to_master(Some(COMMAND_TIMEOUT));
-        let (conn, addr) = Box::pin(connect).await?;
-        Ok(TrackedConnection {
-            conn,
-            addr,
-            demoted: false,
-        })
-    }
-
-    async fn recycle(
-        &self,
-        tracked: &mut TrackedConnection,
-        _: &Metrics,
-    ) -> RecycleResult<redis::RedisError> {
-        if tracked.demoted {
-            return Err(RecycleError::message("server refused writes"));
-        }
-        if self.endpoint.is_sentinel() {
-            if !Box::pin(self.endpoint.still_master(&tracked.addr)).await {
-                return Err(RecycleError::message("server is no longer the master"));
-            }
-        } else {
-            redis::cmd("PING")
-                .query_async::<()>(&mut tracked.conn)
-                .await?;
-        }
-        Ok(())
-    }
-}
-
-/// A connection taken from the [`Pool`]; goes back when dropped (unless it was demoted).
-pub struct Connection {
-    object: managed::Object<Manager>,
-}
-
-impl From<managed::Object<Manager>> for Connection {
-    fn from(object: managed::Object<Manager>) -> Self {
-        Self { object }
-    }
-}
-
-impl Deref for Connection {
-    type Target = MultiplexedConnection;
-
-    fn deref(&self) -> &MultiplexedConnection {
-        &self.object.conn
-    }
-}
-
-impl DerefMut for Connection {
-    fn deref_mut(&mut self) -> &mut MultiplexedConnection {
-        &mut self.object.conn
-    }
-}
-
-/// Whether `result` says the server must not take writes: a read-only replica, or a
+/// Whether an error code says the server must not take writes: a read-only replica, or a
 /// master cut off from its replicas (`min-replicas-to-write`), as an old master is after
 /// a failover.
-fn is_readonly<T>(result: &redis::RedisResult<T>) -> bool {
-    matches!(result, Err(err) if matches!(err.code(), Some("READONLY" | "NOREPLICAS")))
+fn is_refusal_code(code: Option<&str>) -> bool {
+    matches!(code, Some("READONLY" | "NOREPLICAS"))
 }
 
-impl ConnectionLike for Connection {
-    fn req_packed_command<'a>(
-        &'a mut self,
-        cmd: &'a redis::Cmd,
-    ) -> redis::RedisFuture<'a, redis::Value> {
-        Box::pin(async move {
-            let result = self.object.conn.req_packed_command(cmd).await;
-            self.object.demoted |= is_readonly(&result);
-            result
-        })
-    }
+/// A command's result, as a connection returns it, that may carry a server's refusal.
+/// Connections hand server errors back as `Ok(Value::ServerError(..))` (only
+/// `query_async` turns them into `Err`), so the values must be looked into as well.
+pub trait Refusal {
+    /// Whether the server refused the command because it takes no writes.
+    fn refuses_writes(&self) -> bool;
+}
 
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        cmd: &'a redis::Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> redis::RedisFuture<'a, Vec<redis::Value>> {
-        Box::pin(async move {
-            let result = self
-                .object
-                .conn
-                .req_packed_commands(cmd, offset, count)
-                .await;
-            self.object.demoted |= is_readonly(&result);
-            result
-        })
-    }
-
-    fn get_db(&self) -> i64 {
-        self.object.conn.get_db()
+impl Refusal for redis::Value {
+    fn refuses_writes(&self) -> bool {
+        match self {
+            redis::Value::ServerError(err) => is_refusal_code(Some(err.code())),
+            // A pipeline's or a transaction's replies.
+            redis::Value::Array(values) => values.iter().any(Refusal::refuses_writes),
+            _ => false,
+        }
     }
 }
 
-/// A connection pool for ordinary (non-blocking) commands.
-pub type Pool = managed::Pool<Manager, Connection>;
-/// Error of taking a connection from the [`Pool`].
-pub type PoolError = managed::PoolError<redis::RedisError>;
+impl Refusal for Vec<redis::Value> {
+    fn refuses_writes(&self) -> bool {
+        self.iter().any(Refusal::refuses_writes)
+    }
+}
 
-/// A connection pool for ordinary (non-blocking) commands on `endpoint`.
-pub fn pool(endpoint: &RedisEndpoint) -> Result<Pool, RedisConnError> {
-    Pool::builder(Manager {
-        endpoint: endpoint.clone(),
-    })
-    .max_size(POOL_SIZE)
-    .wait_timeout(Some(COMMAND_TIMEOUT))
-    .create_timeout(Some(CONNECT_TIMEOUT * 2))
-    .recycle_timeout(Some(CONNECT_TIMEOUT))
-    .runtime(deadpool::Runtime::Tokio1)
-    .build()
-    .map_err(|err| RedisConnError::Config(err.to_string()))
+impl Refusal for () {
+    fn refuses_writes(&self) -> bool {
+        false
+    }
+}
+
+impl<T: Refusal> Refusal for redis::RedisResult<T> {
+    fn refuses_writes(&self) -> bool {
+        match self {
+            Ok(value) => value.refuses_writes(),
+            Err(err) => is_refusal_code(err.code()),
+        }
+    }
 }
 
 /// A blocking loop's own connection and the server it goes to.
@@ -342,22 +399,32 @@ pub struct BlockingConnection {
     pub addr: String,
 }
 
+/// The error a blocking loop fails with when its server is no longer the master.
+pub fn not_master(addr: &str) -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::other(format!(
+        "{addr} is no longer the master"
+    )))
+}
+
 /// Fails (so a blocking loop reconnects) if the server at `addr` is no longer the master.
 pub async fn ensure_master(endpoint: &RedisEndpoint, addr: &str) -> redis::RedisResult<()> {
     if endpoint.still_master(addr).await {
         return Ok(());
     }
-    Err(redis::RedisError::from(std::io::Error::other(format!(
-        "{addr} is no longer the master"
-    ))))
+    Err(not_master(addr))
 }
 
-/// A connection of its own for one blocking-read loop: no response timeout, because the
-/// loop's `BLOCK` argument bounds each call (and the loop bounds it again on its side).
+/// A connection of its own for one blocking-read loop whose longest `BLOCK` is
+/// `longest_block`: every command on it (the reads and whatever else the loop sends)
+/// fails after `longest_block` plus [`BLOCKING_SLACK`], so a server that stops answering
+/// fails the loop instead of hanging it.
 pub async fn blocking_connection(
     endpoint: &RedisEndpoint,
+    longest_block: Duration,
 ) -> Result<BlockingConnection, RedisConnError> {
-    let (conn, addr) = endpoint.connect_to_master(None).await?;
+    let response_timeout = longest_block + BLOCKING_SLACK;
+    let (conn, addr) = endpoint.connect_following(Some(response_timeout)).await?;
+    tracing::info!(%addr, "blocking connection to the Redis master");
     Ok(BlockingConnection { conn, addr })
 }
 
@@ -376,5 +443,24 @@ mod tests {
         assert!(!RedisEndpoint::parse("redis://127.0.0.1:6379")
             .unwrap()
             .is_sentinel());
+    }
+
+    fn reply(wire: &str) -> redis::RedisResult<redis::Value> {
+        redis::parse_redis_value(wire.as_bytes())
+    }
+
+    #[test]
+    fn refusals_are_found_in_replies_as_connections_return_them() {
+        assert!(reply("-NOREPLICAS Not enough good replicas to write.\r\n").refuses_writes());
+        assert!(
+            reply("-READONLY You can't write against a read only replica.\r\n").refuses_writes()
+        );
+        assert!(reply("*2\r\n+OK\r\n-NOREPLICAS Not enough good replicas\r\n").refuses_writes());
+        assert!(!reply("-BUSYGROUP Consumer Group name already exists\r\n").refuses_writes());
+        assert!(!reply("+OK\r\n").refuses_writes());
+        let refused: redis::RedisResult<()> = reply("-NOREPLICAS Not enough\r\n")
+            .and_then(|value| value.extract_error())
+            .map(drop);
+        assert!(refused.refuses_writes());
     }
 }

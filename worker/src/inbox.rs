@@ -41,8 +41,6 @@ const WAKE_RETRY: Duration = Duration::from_millis(20);
 const BATCH: usize = 100;
 /// How often owned partitions are swept for entries left on former owners.
 const STRAY_SWEEP_INTERVAL: Duration = Duration::from_secs(2);
-/// How much longer than its `BLOCK` a read may take before the loop gives up on it.
-const READ_SLACK: Duration = Duration::from_secs(3);
 
 /// Partitions this worker owns, with their fencing tokens.
 pub type Owned = HashMap<Partition, u64>;
@@ -59,7 +57,8 @@ pub async fn run(
     let mut backoff = Backoff::default();
     loop {
         let connected = async {
-            let mut conn = redis_conn::blocking_connection(&endpoint).await?;
+            let block = Duration::from_millis(BLOCK_MS);
+            let mut conn = redis_conn::blocking_connection(&endpoint, block).await?;
             let client_id: i64 = redis::cmd("CLIENT")
                 .arg("ID")
                 .query_async(&mut conn.conn)
@@ -90,6 +89,7 @@ pub async fn run(
         )
         .await;
         waker.abort();
+        endpoint.note_refusal(&conn.addr, &result);
         if let Err(err) = result {
             tracing::warn!(%err, "inbox: Redis error, reconnecting");
             // Pending entries are claimed again on reconnect (groups may even be gone).
@@ -141,7 +141,6 @@ async fn follow(
     prepared: &mut Owned,
     backoff: &mut Backoff,
 ) -> redis::RedisResult<()> {
-    let read_limit = Duration::from_millis(BLOCK_MS) + READ_SLACK;
     let mut last_sweep = Instant::now();
     loop {
         let current = owned.borrow_and_update().clone();
@@ -184,17 +183,11 @@ async fn follow(
         for _ in &partitions {
             read.arg(">");
         }
-        let reply = tokio::time::timeout(
-            read_limit,
-            read.query_async::<Option<StreamReadReply>>(conn),
-        )
-        .await
-        .map_err(|_| {
-            redis::RedisError::from(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "inbox read did not return in time",
-            ))
-        })??;
+        // The connection's response timeout bounds the read; a failover cuts it short.
+        let reply = tokio::select! {
+            reply = read.query_async::<Option<StreamReadReply>>(conn) => reply?,
+            () = endpoint.until_not_master(addr) => return Err(redis_conn::not_master(addr)),
+        };
         redis_conn::ensure_master(endpoint, addr).await?;
         backoff.reset();
         for stream in reply.into_iter().flat_map(|r| r.keys) {

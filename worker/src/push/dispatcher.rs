@@ -119,7 +119,8 @@ impl Dispatcher {
         tracing::info!(node = %self.node_id, "push dispatcher running");
         let mut backoff = Backoff::default();
         loop {
-            let mut conn = match redis_conn::blocking_connection(&self.endpoint).await {
+            let block = Duration::from_millis(BLOCK_MS);
+            let mut conn = match redis_conn::blocking_connection(&self.endpoint, block).await {
                 Ok(conn) => conn,
                 Err(err) => {
                     tracing::warn!(%err, "push: cannot connect to Redis");
@@ -127,7 +128,9 @@ impl Dispatcher {
                     continue;
                 }
             };
-            if let Err(err) = self.follow(&mut conn, &mut backoff).await {
+            let result = self.follow(&mut conn, &mut backoff).await;
+            self.endpoint.note_refusal(&conn.addr, &result);
+            if let Err(err) = result {
                 tracing::warn!(%err, "push: Redis error, reconnecting");
                 backoff.wait().await;
             }
@@ -150,8 +153,8 @@ impl Dispatcher {
                 self.claim_idle(conn).await?;
                 next_claim = Instant::now() + self.timing.claim_every;
             }
-            let reply: Option<StreamReadReply> = redis::cmd("XREADGROUP")
-                .arg("GROUP")
+            let mut read = redis::cmd("XREADGROUP");
+            read.arg("GROUP")
                 .arg(PUSH_GROUP)
                 .arg(&self.node_id)
                 .arg("COUNT")
@@ -160,9 +163,14 @@ impl Dispatcher {
                 .arg(BLOCK_MS)
                 .arg("STREAMS")
                 .arg(keys::push_jobs())
-                .arg(">")
-                .query_async(conn)
-                .await?;
+                .arg(">");
+            // The connection's response timeout bounds the read; a failover cuts it short.
+            let reply = tokio::select! {
+                reply = read.query_async::<Option<StreamReadReply>>(conn) => reply?,
+                () = self.endpoint.until_not_master(addr) => {
+                    return Err(redis_conn::not_master(addr));
+                }
+            };
             redis_conn::ensure_master(&self.endpoint, addr).await?;
             for stream in reply.into_iter().flat_map(|r| r.keys) {
                 for entry in stream.ids {

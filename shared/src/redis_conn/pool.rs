@@ -1,0 +1,170 @@
+//! The pool of connections for ordinary (non-blocking) commands, and its connections:
+//! each knows its server, is handed out only while that server is still the master, and
+//! sends a command a demoted master refused again to the new master.
+
+use std::ops::{Deref, DerefMut};
+
+use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+
+use super::{
+    RedisConnError, RedisEndpoint, Refusal, COMMAND_TIMEOUT, CONNECT_TIMEOUT, FOLLOW_TIMEOUT,
+    LOOKUP_TIMEOUT, POOL_SIZE,
+};
+
+/// A pooled connection's server plus whether it turned out to be a demoted master.
+pub struct TrackedConnection {
+    conn: MultiplexedConnection,
+    /// The server's address.
+    addr: String,
+    demoted: bool,
+    endpoint: RedisEndpoint,
+}
+
+impl TrackedConnection {
+    /// Notes a refused write; with Sentinel, moves this connection to the master the
+    /// Sentinels name next (waiting up to [`FOLLOW_TIMEOUT`] for them to name another
+    /// server). Returns whether the command should be sent again (once: if the new master
+    /// refuses it too, that answer stands).
+    async fn follow_after(&mut self, result: &impl Refusal) -> bool {
+        if !self.endpoint.note_refusal(&self.addr, result) {
+            return false;
+        }
+        self.demoted = true;
+        if !self.endpoint.is_sentinel() {
+            return false;
+        }
+        let connect = self.endpoint.connect_following(Some(COMMAND_TIMEOUT));
+        let Ok((conn, addr)) = Box::pin(connect).await else {
+            return false;
+        };
+        tracing::info!(from = %self.addr, to = %addr, "pooled connection follows the new master");
+        self.conn = conn;
+        self.addr = addr;
+        self.demoted = false;
+        true
+    }
+}
+
+/// Creates and re-checks pooled connections.
+pub struct Manager {
+    endpoint: RedisEndpoint,
+}
+
+impl managed::Manager for Manager {
+    type Type = TrackedConnection;
+    type Error = redis::RedisError;
+
+    async fn create(&self) -> Result<TrackedConnection, redis::RedisError> {
+        // Boxed: the Sentinel lookup is a deep future, and every `get()` embeds this one.
+        let connect = self.endpoint.connect_following(Some(COMMAND_TIMEOUT));
+        let (conn, addr) = Box::pin(connect).await?;
+        Ok(TrackedConnection {
+            conn,
+            addr,
+            demoted: false,
+            endpoint: self.endpoint.clone(),
+        })
+    }
+
+    async fn recycle(
+        &self,
+        tracked: &mut TrackedConnection,
+        _: &Metrics,
+    ) -> RecycleResult<redis::RedisError> {
+        if tracked.demoted {
+            return Err(RecycleError::message("server refused writes"));
+        }
+        if self.endpoint.is_sentinel() {
+            if !Box::pin(self.endpoint.still_master(&tracked.addr)).await {
+                return Err(RecycleError::message("server is no longer the master"));
+            }
+        } else {
+            redis::cmd("PING")
+                .query_async::<()>(&mut tracked.conn)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// A connection taken from the [`Pool`]; goes back when dropped (unless it was demoted).
+pub struct Connection {
+    object: managed::Object<Manager>,
+}
+
+impl From<managed::Object<Manager>> for Connection {
+    fn from(object: managed::Object<Manager>) -> Self {
+        Self { object }
+    }
+}
+
+impl Deref for Connection {
+    type Target = MultiplexedConnection;
+
+    fn deref(&self) -> &MultiplexedConnection {
+        &self.object.conn
+    }
+}
+
+impl DerefMut for Connection {
+    fn deref_mut(&mut self) -> &mut MultiplexedConnection {
+        &mut self.object.conn
+    }
+}
+
+impl ConnectionLike for Connection {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        cmd: &'a redis::Cmd,
+    ) -> redis::RedisFuture<'a, redis::Value> {
+        Box::pin(async move {
+            // A refused write was not executed, so sending it again cannot apply it twice.
+            let mut result = self.object.conn.req_packed_command(cmd).await;
+            if Box::pin(self.object.follow_after(&result)).await {
+                result = self.object.conn.req_packed_command(cmd).await;
+            }
+            result
+        })
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<redis::Value>> {
+        Box::pin(async move {
+            let conn = &mut self.object.conn;
+            let mut result = conn.req_packed_commands(cmd, offset, count).await;
+            if Box::pin(self.object.follow_after(&result)).await {
+                let conn = &mut self.object.conn;
+                result = conn.req_packed_commands(cmd, offset, count).await;
+            }
+            result
+        })
+    }
+
+    fn get_db(&self) -> i64 {
+        self.object.conn.get_db()
+    }
+}
+
+/// A connection pool for ordinary (non-blocking) commands.
+pub type Pool = managed::Pool<Manager, Connection>;
+/// Error of taking a connection from the [`Pool`].
+pub type PoolError = managed::PoolError<redis::RedisError>;
+
+/// A connection pool for ordinary (non-blocking) commands on `endpoint`.
+pub fn pool(endpoint: &RedisEndpoint) -> Result<Pool, RedisConnError> {
+    Pool::builder(Manager {
+        endpoint: endpoint.clone(),
+    })
+    .max_size(POOL_SIZE)
+    .wait_timeout(Some(COMMAND_TIMEOUT))
+    .create_timeout(Some(FOLLOW_TIMEOUT + CONNECT_TIMEOUT + LOOKUP_TIMEOUT))
+    .recycle_timeout(Some(LOOKUP_TIMEOUT))
+    .runtime(deadpool::Runtime::Tokio1)
+    .build()
+    .map_err(|err| RedisConnError::Config(err.to_string()))
+}
