@@ -65,6 +65,16 @@ impl RedisServer {
             "--bind".to_owned(),
             "127.0.0.1".to_owned(),
         ];
+        // Every server keeps its files (an RDB made for a replica, say) in a directory of
+        // its own: a file left in the working directory would be loaded by the next server
+        // started there, with another test's keys.
+        if !args.contains(&"--dir") {
+            let data_dir = log_dir.join(format!("{name}-data"));
+            std::fs::create_dir_all(&data_dir)
+                .unwrap_or_else(|err| panic!("cannot create {}: {err}", data_dir.display()));
+            all_args.push("--dir".to_owned());
+            all_args.push(data_dir.to_string_lossy().into_owned());
+        }
         all_args.extend(args.iter().map(|a| (*a).to_owned()));
         let process = Self::spawn(name, &all_args, log_dir);
         let mut server = Self {

@@ -24,7 +24,7 @@ const NEXT_SECOND: Duration = Duration::from_millis(1_100);
 #[tokio::test]
 async fn a_flushed_redis_resets_live_devices_and_turns_go_on() {
     let spec = ClusterSpec::default().worker_env("IRIS_ECHO_DELAY_MS", "0");
-    let cluster = Cluster::start("lost-data", spec).await;
+    let mut cluster = Cluster::start("lost-data", spec).await;
     let token = cluster.create_token("lena");
     let mut phone = cluster.connect(0, "phone").await;
     phone.pair(&token, "phone-1").await;
@@ -44,6 +44,15 @@ async fn a_flushed_redis_resets_live_devices_and_turns_go_on() {
         head > old_cursor,
         "new head {head} not above old seq {old_cursor}"
     );
+
+    // The worker notices on its own check; a turn it ran before would end interrupted.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !cluster.worker_log(0).contains("the cluster epoch changed")
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    cluster.wait_workers_serving().await;
 
     let text = "after the flush";
     let request_id = phone.send_message(text).await;
