@@ -30,6 +30,7 @@ struct Received {
     seqs: Vec<u64>,
     stops: usize,
     updates: usize,
+    update_bytes: usize,
 }
 
 impl Received {
@@ -39,7 +40,10 @@ impl Received {
         }
         match type_of(frame) {
             "message.stop" => self.stops += 1,
-            "message.update" => self.updates += 1,
+            "message.update" => {
+                self.updates += 1;
+                self.update_bytes += frame.to_string().len();
+            }
             _ => {}
         }
     }
@@ -113,6 +117,10 @@ async fn a_device_that_stops_reading_is_closed_as_slow_consumer_and_recovers_eve
     let slow = wait_for_metric(&cluster, 0, "slow_consumers_total", 1).await;
     assert_eq!(slow, 1, "the stuck device counts as one slow consumer");
     let rss_growth_kib = cluster.gateway_rss_kib(0).saturating_sub(rss_before);
+    println!(
+        "gateway RSS {rss_before} KiB → +{rss_growth_kib} KiB while ~{} MB of updates were sent",
+        fast.update_bytes / 1_000_000
+    );
     assert!(
         rss_growth_kib < 16 * 1024,
         "the gateway grew by {rss_growth_kib} KiB while the stuck device was sent ~36 MB"
