@@ -50,9 +50,10 @@ impl SentinelGroup {
     /// waits until every Sentinel knows the replica and its two peers.
     pub fn start(dir: &Path) -> Self {
         let plain = ["--save", "", "--appendonly", "no"];
-        // The first master takes writes only while its replica follows it, so once the
-        // replica is promoted the old master refuses writes instead of taking ones the new
-        // master never sees (it is made a replica only when the Sentinels next look at it).
+        // A master takes writes only while its replica follows it, so once the replica is
+        // promoted the old master refuses writes instead of taking ones the new master never
+        // sees (it is made a replica only when the Sentinels next look at it). This is the
+        // configuration docs/reliability.md recommends.
         let mut master_args = plain.to_vec();
         master_args.extend([
             "--min-replicas-to-write",
@@ -62,7 +63,9 @@ impl SentinelGroup {
         ]);
         let master = RedisServer::start_named("redis-master", dir, &master_args);
         let master_port = master.port().to_string();
-        let mut replica_args = plain.to_vec();
+        // The replica gets the same setting: promoted, it must not take writes its own
+        // replica (the demoted master, still resyncing) would never see.
+        let mut replica_args = master_args.clone();
         replica_args.extend(["--replicaof", "127.0.0.1", master_port.as_str()]);
         let replica = RedisServer::start_named("redis-replica", dir, &replica_args);
         wait_for(
@@ -145,6 +148,15 @@ impl SentinelGroup {
             .iter()
             .find(|server| server.port() == port)
             .unwrap_or_else(|| panic!("the master port {port} is none of the group's servers"))
+    }
+
+    /// Whether the master has a replica that is in sync with it (a failover can promote it).
+    pub fn replica_in_sync(&self) -> bool {
+        let Ok(Reply::Text(info)) = self.master().command(&["INFO", "replication"]) else {
+            return false;
+        };
+        info.lines()
+            .any(|line| line.starts_with("slave0:") && line.contains("state=online"))
     }
 
     /// Runs `SENTINEL FAILOVER` and waits until the Sentinels name the other server as

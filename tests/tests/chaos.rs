@@ -4,7 +4,7 @@
 //! stall into slow consumers. At the end every device's received seqs are checked against
 //! its account's outbox, and the counts are printed: lost, duplicated and reordered frames
 //! must all be 0, and every acknowledged message must have its answer (or an interrupted
-//! ending). `IRIS_CHAOS_SECS` sets how long faults are injected (`scripts/chaos.sh` runs it
+//! ending). A second run does the same through Sentinel failovers. `IRIS_CHAOS_SECS` sets how long faults are injected (`scripts/chaos.sh` runs it
 //! longer).
 
 use std::collections::HashMap;
@@ -33,20 +33,22 @@ fn chaos_duration() -> Duration {
     Duration::from_secs(secs)
 }
 
-/// Proves that under repeated kill -9 and drain of gateways, kill -9, drain and SIGSTOP
-/// of workers mid-turn, kill -9 and restart of Redis, and devices stalling into slow consumers, no device loses, repeats or reorders a single
-/// outboxed frame, none receives a frame that is not its own, and every acknowledged
-/// message is answered once (or visibly interrupted), with no turn left hanging.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
+/// Runs the devices through `faults` (cycled, for `duration`) on a cluster whose Redis is
+/// `redis`, and counts what every device received against the outbox.
+async fn run_chaos(
+    label: &str,
+    redis: RedisKind,
+    faults: &[Fault],
+    duration: Duration,
+) -> ChaosReport {
     let spec = ClusterSpec::default()
-        .redis(RedisKind::Durable)
+        .redis(redis)
         .gateways(3)
         .workers(2)
         .worker_env("IRIS_ECHO_DELAY_MS", "5")
         .gateway_env("IRIS_SEND_QUEUE_BYTES", "65536")
         .gateway_env("IRIS_SLOW_CONSUMER_MS", "1500");
-    let mut cluster = Cluster::start("chaos", spec).await;
+    let mut cluster = Cluster::start(label, spec).await;
     let gateways: Vec<_> = (0..cluster.gateway_count())
         .map(|i| cluster.gateway_addr(i))
         .collect();
@@ -87,17 +89,14 @@ async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| rand::rng().random());
-    println!(
-        "chaos seed {seed} (IRIS_CHAOS_SEED), {:?} of faults",
-        chaos_duration()
-    );
+    println!("{label}: seed {seed} (IRIS_CHAOS_SEED), {duration:?} of faults");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let deadline = Instant::now() + chaos_duration();
+    let deadline = Instant::now() + duration;
     let mut injected: HashMap<Fault, usize> = HashMap::new();
     let mut round = 0;
-    while Instant::now() < deadline || round < Fault::ALL.len() {
-        let fault = Fault::ALL[round % Fault::ALL.len()];
+    while Instant::now() < deadline || round < faults.len() {
+        let fault = faults[round % faults.len()];
         inject(
             &mut cluster,
             fault,
@@ -126,7 +125,7 @@ async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
     }
 
     let mut report = ChaosReport {
-        faults: Fault::ALL
+        faults: faults
             .iter()
             .map(|f| (f.name().to_owned(), injected.get(f).copied().unwrap_or(0)))
             .collect(),
@@ -161,7 +160,12 @@ async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
     report.recovery_ms = logs.iter().flat_map(|l| l.recovery_ms.clone()).collect();
     report.recovery_ms.sort_unstable();
     println!("{}", report.render());
+    report
+}
 
+/// Fails the test unless nothing was lost, repeated, reordered or misdelivered, every
+/// acknowledged message got its answer or an interrupted ending, and nothing hung.
+fn assert_nothing_lost(report: &ChaosReport) {
     assert_eq!(
         report.total(|d| d.lost),
         0,
@@ -214,4 +218,30 @@ async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
         "the faults broke no connection\n{}",
         report.render()
     );
+}
+
+/// Proves that under repeated kill -9 and drain of gateways, kill -9, drain and SIGSTOP of
+/// workers mid-turn, kill -9 and restart of Redis (AOF, fsync always) and devices stalling
+/// into slow consumers, no device loses, repeats or reorders a single outboxed frame, none
+/// receives a frame that is not its own, and every acknowledged message is answered once
+/// (or visibly interrupted), with no turn left hanging.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_lose_duplicate_and_reorder_no_outboxed_frame() {
+    let report = run_chaos("chaos", RedisKind::Durable, &Fault::ALL, chaos_duration()).await;
+    assert_nothing_lost(&report);
+}
+
+/// Proves the same through repeated Sentinel failovers of Redis (master and replica swap
+/// roles), mixed with gateway and worker kills and slow devices.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sentinel_failovers_lose_duplicate_and_reorder_no_outboxed_frame() {
+    let duration = chaos_duration() * 2 / 3;
+    let report = run_chaos(
+        "chaos-sentinel",
+        RedisKind::Sentinel,
+        &Fault::WITH_SENTINEL,
+        duration,
+    )
+    .await;
+    assert_nothing_lost(&report);
 }

@@ -94,6 +94,21 @@ async fn build_agent(args: &WorkerArgs) -> anyhow::Result<Arc<dyn Agent>> {
 }
 
 /// Tells gateways what the upstream can do (they announce it in `hello.ack`).
+/// Runs a start-up write until Redis takes it: Redis may not be up yet, or be failing over
+/// (a master without its replica refuses writes for a moment). A node does not give up on
+/// starting for that.
+async fn until_redis_takes<F, Fut>(what: &str, mut step: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let mut backoff = iris_shared::backoff::Backoff::default();
+    while let Err(err) = step().await {
+        tracing::warn!(%err, step = what, "start-up step failed; retrying");
+        backoff.wait().await;
+    }
+}
+
 async fn announce_agent(
     redis: &iris_shared::redis_conn::Pool,
     name: &str,
@@ -146,13 +161,18 @@ fn main() -> anyhow::Result<()> {
             MediaStore::open(cli.worker.media_store.as_deref())
                 .context("cannot open IRIS_MEDIA_STORE")?,
         );
-        announce_agent(&redis, &agent_name, agent.caps()).await?;
+        let caps = agent.caps();
+        until_redis_takes("announcing the agent", || {
+            announce_agent(&redis, &agent_name, caps)
+        })
+        .await;
         let push_settings = push::PushSettings::from_args(&cli.worker)?;
-        push::announce(&redis, push::announced_kind(push_settings.as_ref())).await?;
+        let push_kind = push::announced_kind(push_settings.as_ref());
+        until_redis_takes("announcing push", || push::announce(&redis, push_kind)).await;
         if let Some(settings) = &push_settings {
             let dispatcher =
                 push::Dispatcher::new(endpoint.clone(), node_id.clone(), settings)?;
-            dispatcher.prepare().await?;
+            until_redis_takes("preparing push jobs", || dispatcher.prepare()).await;
             actix::spawn(dispatcher.run());
         }
         let publisher = Publisher::new(redis.clone());

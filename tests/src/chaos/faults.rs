@@ -33,6 +33,8 @@ pub enum Fault {
     StallDevice,
     /// SIGKILL Redis (AOF, fsync always) and start it again on its data.
     RestartRedis,
+    /// `SENTINEL FAILOVER`: the replica becomes master (Sentinel-managed Redis only).
+    SentinelFailover,
 }
 
 impl Fault {
@@ -47,6 +49,16 @@ impl Fault {
         Fault::DrainWorker,
     ];
 
+    /// The faults of a run on a Sentinel-managed Redis (which cannot be restarted alone).
+    pub const WITH_SENTINEL: [Fault; 6] = [
+        Fault::KillGateway,
+        Fault::SentinelFailover,
+        Fault::KillWorker,
+        Fault::StallDevice,
+        Fault::DrainGateway,
+        Fault::PauseWorker,
+    ];
+
     /// Its name in reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -57,6 +69,7 @@ impl Fault {
             Fault::PauseWorker => "worker paused",
             Fault::StallDevice => "slow consumer",
             Fault::RestartRedis => "redis kill -9 + restart",
+            Fault::SentinelFailover => "sentinel failover",
         }
     }
 }
@@ -109,6 +122,18 @@ pub async fn inject(
             cluster.kill_redis();
             tokio::time::sleep(REDIS_DOWN).await;
             cluster.restart_redis();
+        }
+        Fault::SentinelFailover => {
+            let group = cluster
+                .sentinels()
+                .expect("a Sentinel failover needs a Sentinel-managed Redis");
+            // A failover needs a replica in sync: the last one's old master may still be
+            // catching up with its new master.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !group.replica_in_sync() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            group.failover();
         }
         Fault::StallDevice => {
             let Some(device) = listeners.get(pick % listeners.len().max(1)) else {
