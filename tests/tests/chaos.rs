@@ -16,7 +16,9 @@ use rand::{Rng, SeedableRng};
 
 use iris_tests::chaos::device::{run_device, DeviceControls, DeviceSpec};
 use iris_tests::chaos::faults::{inject, Fault};
-use iris_tests::chaos::ledger::{count_device, count_turns, read_outbox, ChaosReport, TurnCounts};
+use iris_tests::chaos::ledger::{
+    count_device, count_turns, read_outbox, ChaosReport, DeviceCounts, TurnCounts,
+};
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::{ClusterSpec, RedisKind};
 
@@ -138,13 +140,7 @@ async fn run_chaos(
         for log in logs.iter().filter(|l| l.account == account) {
             report.devices.push(count_device(log, &outbox));
             if !log.sent.is_empty() {
-                let t = count_turns(&log.sent, &outbox);
-                turns.sent += t.sent;
-                turns.acknowledged += t.acknowledged;
-                turns.answered += t.answered;
-                turns.interrupted += t.interrupted;
-                turns.unanswered += t.unanswered;
-                turns.answered_twice += t.answered_twice;
+                turns.add(&count_turns(&log.sent, &outbox));
             }
         }
     }
@@ -163,33 +159,21 @@ async fn run_chaos(
     report
 }
 
+/// One per-device count of the report.
+type DeviceCounter = fn(&DeviceCounts) -> usize;
+
 /// Fails the test unless nothing was lost, repeated, reordered or misdelivered, every
 /// acknowledged message got its answer or an interrupted ending, and nothing hung.
 fn assert_nothing_lost(report: &ChaosReport) {
-    assert_eq!(
-        report.total(|d| d.lost),
-        0,
-        "lost frames\n{}",
-        report.render()
-    );
-    assert_eq!(
-        report.total(|d| d.duplicated),
-        0,
-        "duplicates\n{}",
-        report.render()
-    );
-    assert_eq!(
-        report.total(|d| d.reordered),
-        0,
-        "reorderings\n{}",
-        report.render()
-    );
-    assert_eq!(
-        report.total(|d| d.foreign),
-        0,
-        "foreign frames\n{}",
-        report.render()
-    );
+    let must_be_zero: [(&str, DeviceCounter); 4] = [
+        ("lost frames", |d| d.lost),
+        ("duplicates", |d| d.duplicated),
+        ("reorderings", |d| d.reordered),
+        ("foreign frames", |d| d.foreign),
+    ];
+    for (what, counter) in must_be_zero {
+        assert_eq!(report.total(counter), 0, "{what}\n{}", report.render());
+    }
     let t = &report.turns;
     assert!(
         t.acknowledged > 0,

@@ -123,6 +123,18 @@ pub struct TurnCounts {
     pub answered_twice: usize,
 }
 
+impl TurnCounts {
+    /// Adds another account's counts to these.
+    pub fn add(&mut self, other: &TurnCounts) {
+        self.sent += other.sent;
+        self.acknowledged += other.acknowledged;
+        self.answered += other.answered;
+        self.interrupted += other.interrupted;
+        self.unanswered += other.unanswered;
+        self.answered_twice += other.answered_twice;
+    }
+}
+
 /// Turn outcomes of `sent` texts against an account's outbox.
 pub fn count_turns(sent: &[String], outbox: &[OutboxEntry]) -> TurnCounts {
     let user_texts: Vec<&str> = outbox
