@@ -16,7 +16,7 @@ use crate::ports::free_port;
 use crate::redis_server::RedisServer;
 use crate::resp::Reply;
 use crate::scratch_dir::ScratchDir;
-use crate::sentinel_group::SentinelGroup;
+use crate::sentinel_group::{Guard, SentinelGroup};
 
 /// How long nodes may take to become ready (tests start many processes in parallel).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -70,7 +70,12 @@ impl Cluster {
             RedisKind::Durable => {
                 Backing::Single(RedisServer::start_durable("redis", scratch.path()))
             }
-            RedisKind::Sentinel => Backing::Sentinel(SentinelGroup::start(scratch.path())),
+            RedisKind::Sentinel => {
+                Backing::Sentinel(SentinelGroup::start(scratch.path(), Guard::FirstMaster))
+            }
+            RedisKind::SentinelEveryMasterGuarded => {
+                Backing::Sentinel(SentinelGroup::start(scratch.path(), Guard::EveryMaster))
+            }
         };
         let mut cluster = Self {
             partitions: spec.partitions,

@@ -7,8 +7,14 @@ pub enum RedisKind {
     Plain,
     /// One server with AOF, fsynced on every write, restartable with its data.
     Durable,
-    /// A master, a replica and three Sentinels; nodes find the master through them.
+    /// A master, a replica and three Sentinels; nodes find the master through them. Only
+    /// the first master refuses writes while its replica is away (so a first failover loses
+    /// nothing and the promoted replica takes writes at once).
     Sentinel,
+    /// As [`RedisKind::Sentinel`], but both servers refuse writes while their replica is
+    /// away (`min-replicas-to-write 1`), so no failover loses a write; after each one the
+    /// new master waits for the demoted one to resync before taking writes.
+    SentinelEveryMasterGuarded,
 }
 
 /// What to start.

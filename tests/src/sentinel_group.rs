@@ -45,27 +45,40 @@ fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     panic!("{what} did not happen within {timeout:?}");
 }
 
+/// Which servers refuse writes while their replica is away (`min-replicas-to-write 1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Only the first master: a first failover loses nothing, and the promoted replica
+    /// takes writes at once.
+    FirstMaster,
+    /// Both servers: no failover loses a write, but a new master waits for the demoted one
+    /// to resync before taking writes.
+    EveryMaster,
+}
+
 impl SentinelGroup {
     /// Starts the master, its replica and three Sentinels (logs and configs in `dir`) and
     /// waits until every Sentinel knows the replica and its two peers.
-    pub fn start(dir: &Path) -> Self {
+    pub fn start(dir: &Path, guard: Guard) -> Self {
         let plain = ["--save", "", "--appendonly", "no"];
-        // A master takes writes only while its replica follows it, so once the replica is
-        // promoted the old master refuses writes instead of taking ones the new master never
-        // sees (it is made a replica only when the Sentinels next look at it). This is the
-        // configuration docs/reliability.md recommends.
-        let mut master_args = plain.to_vec();
-        master_args.extend([
+        // A guarded master takes writes only while its replica follows it, so once the
+        // replica is promoted the old master refuses writes instead of taking ones the new
+        // master never sees (it is made a replica only when the Sentinels next look at it).
+        // This is the configuration docs/reliability.md recommends.
+        let guarded = [
             "--min-replicas-to-write",
             "1",
             "--min-replicas-max-lag",
             "10",
-        ]);
+        ];
+        let mut master_args = plain.to_vec();
+        master_args.extend(guarded);
         let master = RedisServer::start_named("redis-master", dir, &master_args);
         let master_port = master.port().to_string();
-        // The replica gets the same setting: promoted, it must not take writes its own
-        // replica (the demoted master, still resyncing) would never see.
-        let mut replica_args = master_args.clone();
+        let mut replica_args = plain.to_vec();
+        if guard == Guard::EveryMaster {
+            replica_args.extend(guarded);
+        }
         replica_args.extend(["--replicaof", "127.0.0.1", master_port.as_str()]);
         let replica = RedisServer::start_named("redis-replica", dir, &replica_args);
         wait_for(

@@ -222,7 +222,7 @@ async fn sentinel_failovers_lose_duplicate_and_reorder_no_outboxed_frame() {
     let duration = chaos_duration() * 2 / 3;
     let report = run_chaos(
         "chaos-sentinel",
-        RedisKind::Sentinel,
+        RedisKind::SentinelEveryMasterGuarded,
         &Fault::WITH_SENTINEL,
         duration,
     )
