@@ -125,8 +125,8 @@ impl DeliveryCursor {
         }
     }
 
-    /// Outboxed frames up to `through` were left in the outbox instead of being handed
-    /// over live (the device fell behind). Returns the range to read now, if the cursor is
+    /// Outboxed frames up to `through` were not handed over live (the device fell behind,
+    /// or Redis was unreachable). Returns the range to read now, if the cursor is
     /// live and not replaying; otherwise the current replay or sync reads it when it ends.
     pub fn on_skipped(&mut self, through: u64) -> Option<ReplayRange> {
         self.owed = self.owed.max(through);
@@ -259,21 +259,6 @@ impl DeliveryCursor {
             }
         }
         (to_send, None)
-    }
-
-    /// The outbox head is `head` after an outage in which live frames may have been
-    /// missed: returns the range to replay, if any (nothing while a replay runs or before
-    /// live delivery starts; those end by reading the outbox anyway).
-    pub fn catch_up(&mut self, head: u64) -> Option<ReplayRange> {
-        if self.replay.is_some() || !self.live_started || head <= self.delivered {
-            return None;
-        }
-        let range = ReplayRange {
-            after: self.delivered,
-            to: head,
-        };
-        self.begin_replay(range);
-        Some(range)
     }
 
     /// Starts live delivery without a sync (the grace period ran out).
@@ -431,14 +416,20 @@ mod tests {
     #[test]
     fn catching_up_after_an_outage_replays_only_what_was_missed() {
         let mut cursor = DeliveryCursor::new(10);
-        assert_eq!(
-            cursor.catch_up(12),
-            None,
-            "nothing before live delivery starts"
-        );
         cursor.start_live();
-        assert_eq!(cursor.catch_up(10), None);
-        assert_eq!(cursor.catch_up(12), Some(ReplayRange { after: 10, to: 12 }));
-        assert_eq!(cursor.catch_up(13), None, "not while a replay runs");
+        assert_eq!(cursor.on_skipped(10), None, "nothing was missed");
+        assert_eq!(
+            cursor.on_skipped(12),
+            Some(ReplayRange { after: 10, to: 12 })
+        );
+        assert_eq!(cursor.on_skipped(13), None, "not while a replay runs");
+        let page: Vec<_> = (11..=12).map(|s| (*frame(Some(s))).clone()).collect();
+        cursor.on_replayed(page, false).unwrap();
+        let (_, gap) = cursor.finish_replay();
+        assert_eq!(
+            gap,
+            Some(ReplayRange { after: 12, to: 13 }),
+            "the head seen during the replay is read when it ends"
+        );
     }
 }

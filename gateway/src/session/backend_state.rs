@@ -58,7 +58,8 @@ impl Session {
             if act.awaiting_window {
                 return; // a sync is about to replay from the outbox anyway
             }
-            let Some(range) = act.cursor.as_mut().and_then(|c| c.catch_up(head)) else {
+            // Everything up to the head is owed; a replay under way reads it when it ends.
+            let Some(range) = act.cursor.as_mut().and_then(|c| c.on_skipped(head)) else {
                 return;
             };
             tracing::info!(session = act.id, ?range, "catching up after a Redis outage");
