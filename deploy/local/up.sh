@@ -7,6 +7,7 @@
 #   IRIS_REDIS_URL      use this Redis instead of starting one
 #   IRIS_LOCAL_REDIS_PORT  port of the Redis started here (default 6390)
 #   IRIS_GATEWAY_PORTS  gateway ports (default "8080 8081")
+#   IRIS_WORKER_METRICS_PORT  the worker's /healthz, /readyz, /metrics port (default 9090)
 #   IRIS_ACCOUNT        account of the printed token (default "demo")
 #   IRIS_AGENT, IRIS_AGENT_URL, IRIS_AGENT_API_KEY, IRIS_AGENT_MODEL  worker's upstream
 #   IRIS_STATE_DIR      where Redis data and logs go (default .iris-local)
@@ -73,12 +74,15 @@ for port in $gateway_ports; do
     "$bin/iris-gateway" >"$state_dir/logs/gateway-$index.log" 2>&1 &
   pids+=($!)
 done
-IRIS_NODE_ID="worker-1" "$bin/iris-worker" >"$state_dir/logs/worker-1.log" 2>&1 &
+worker_port=${IRIS_WORKER_METRICS_PORT:-9090}
+IRIS_NODE_ID="worker-1" IRIS_METRICS_LISTEN="127.0.0.1:$worker_port" \
+  "$bin/iris-worker" >"$state_dir/logs/worker-1.log" 2>&1 &
 pids+=($!)
 
 for port in $gateway_ports; do
   wait_for "http://127.0.0.1:$port/readyz" "gateway on port $port"
 done
+wait_for "http://127.0.0.1:$worker_port/readyz" "worker on port $worker_port"
 
 token=$("$bin/iris-gateway" token create --account "$account" --name "local $(date +%F)" | tail -n 1)
 

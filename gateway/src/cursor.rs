@@ -283,6 +283,8 @@ mod tests {
             request_id: None,
             target_device: None,
             revoked_token: None,
+            trace_parent: None,
+            emitted_us: None,
         })
     }
 

@@ -59,6 +59,7 @@ pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Re
             .await;
         endpoint.note_refusal(&addr, &result);
         if let Err(err) = result {
+            metrics::incr(&state.metrics.redis_errors_total);
             state.delivery_reading.store(false, Ordering::Relaxed);
             tracing::warn!(%err, "delivery loop: Redis error, reconnecting");
             backoff.wait().await;

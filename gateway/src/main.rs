@@ -105,10 +105,18 @@ enum TokenCommand {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    telemetry::init_logging();
     match cli.command {
-        None | Some(Command::Serve) => serve(cli.cluster, cli.gateway),
-        Some(Command::Token(command)) => run_token_command(&cli.cluster.redis_url, command),
+        None | Some(Command::Serve) => {
+            let node_id: Arc<str> = cli.cluster.node_id_or_random("gw").into();
+            let telemetry = telemetry::init("iris-gateway", &node_id);
+            let served = serve(cli.cluster, cli.gateway, node_id);
+            telemetry.shutdown();
+            served
+        }
+        Some(Command::Token(command)) => {
+            telemetry::init_logging();
+            run_token_command(&cli.cluster.redis_url, command)
+        }
     }
 }
 
@@ -157,9 +165,11 @@ async fn drain_on_signal(
     server: actix_web::dev::ServerHandle,
     registry: actix::Addr<Registry>,
     draining: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
 ) {
     iris_shared::shutdown::signal().await;
     draining.store(true, std::sync::atomic::Ordering::Relaxed);
+    metrics::set(&metrics.draining, 1);
     // Let load balancers see `/readyz` fail before sessions are told to move.
     tokio::time::sleep(DRAIN_NOTICE).await;
     let drained = registry.send(registry::Drain).await.unwrap_or(0);
@@ -167,8 +177,7 @@ async fn drain_on_signal(
     server.stop(true).await;
 }
 
-fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
-    let node_id: Arc<str> = cluster.node_id_or_random("gw").into();
+fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyhow::Result<()> {
     actix_web::rt::System::new().block_on(async move {
         let endpoint = RedisEndpoint::parse(&cluster.redis_url)?;
         let redis = redis_conn::pool(&endpoint)?;
@@ -176,6 +185,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
             .context("cannot open the media store (IRIS_MEDIA_STORE)")?;
         tracing::info!(store = media.url(), "media store");
         let metrics: Arc<Metrics> = Arc::default();
+        metrics.register(&telemetry::meter("iris-gateway"));
         let registry = Registry::new(
             node_id.clone(),
             redis.clone(),
@@ -206,6 +216,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
         actix_web::rt::spawn(delivery_loop::run(endpoint, state.clone(), registry));
         BackendWatch::new(state.clone()).start();
         let draining = state.draining.clone();
+        let metrics_for_drain = state.metrics.clone();
         let data = web::Data::new(state);
         let unacked_limit = Duration::from_millis(gateway.client_timeout_ms);
         let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::routes))
@@ -220,6 +231,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs) -> anyhow::Result<()> {
             server.handle(),
             registry_for_drain,
             draining,
+            metrics_for_drain,
         ));
         server.await?;
         tracing::info!(node = %node_id, "iris-gateway stopped");

@@ -415,6 +415,17 @@ impl Handler<Dispatch> for Registry {
         let Some(sessions) = self.accounts.get_mut(&msg.frame.account) else {
             return;
         };
+        let span = iris_shared::traced_span!(
+            "iris.deliver",
+            frame = msg.frame.frame_type(),
+            seq = msg.frame.seq,
+            sessions = sessions.len()
+        );
+        iris_shared::telemetry::propagation::continue_trace(
+            &span,
+            msg.frame.trace_parent.as_deref(),
+        );
+        let _entered = span.enter();
         for session in sessions.values_mut() {
             session.offer(&msg.frame, self.limits, &self.metrics);
         }

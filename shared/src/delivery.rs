@@ -37,6 +37,11 @@ pub struct RoutedFrame {
     /// Not a frame but a notice to gateways: sessions paired with the token of this hash
     /// (see the gateway's token store) must close, the token was revoked.
     pub revoked_token: Option<String>,
+    /// W3C `traceparent` of the worker span that wrote the frame, when traced.
+    pub trace_parent: Option<String>,
+    /// When the worker wrote it (µs since the epoch); set on live deliveries only, for
+    /// the delivery-latency histogram.
+    pub emitted_us: Option<u64>,
 }
 
 impl RoutedFrame {
@@ -56,6 +61,12 @@ impl RoutedFrame {
         ];
         if with_account {
             fields.push(("a", self.account.clone()));
+        }
+        if let Some(trace_parent) = &self.trace_parent {
+            fields.push(("tp", trace_parent.clone()));
+        }
+        if let Some(emitted_us) = self.emitted_us {
+            fields.push(("e", emitted_us.to_string()));
         }
         fields
     }
@@ -80,7 +91,21 @@ impl RoutedFrame {
             request_id: text("r").and_then(|r| r.parse().ok()),
             target_device: text("t"),
             revoked_token: text("x"),
+            trace_parent: text("tp"),
+            emitted_us: text("e").and_then(|e| e.parse().ok()),
         })
+    }
+
+    /// The frame's `type`, read from its JSON without parsing it (the envelope writes
+    /// `type` before the payload, and a quote inside a string value is escaped); `unknown`
+    /// if it has none.
+    pub fn frame_type(&self) -> &str {
+        const KEY: &str = "\"type\":\"";
+        self.frame_json
+            .find(KEY)
+            .map(|at| &self.frame_json[at + KEY.len()..])
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or("unknown")
     }
 
     /// Whether the device `device_id` receives this frame at all.
@@ -178,6 +203,8 @@ pub async fn announce_revoked_token<C: redis::aio::ConnectionLike + Send>(
         request_id: None,
         target_device: None,
         revoked_token: Some(token_hash.to_owned()),
+        trace_parent: None,
+        emitted_us: None,
     };
     publish_to_nodes(conn, &notice, nodes).await
 }
@@ -226,6 +253,8 @@ mod tests {
             request_id: Some(3),
             target_device: None,
             revoked_token: None,
+            trace_parent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into()),
+            emitted_us: Some(1_700_000_000_000_000),
         }
     }
 
@@ -237,6 +266,21 @@ mod tests {
             .map(|(k, v)| (k.to_owned(), Value::BulkString(v.into_bytes())))
             .collect();
         assert_eq!(RoutedFrame::from_fields(&map, None, None), Some(frame()));
+    }
+
+    #[test]
+    fn the_frame_type_is_read_from_the_envelope() {
+        assert_eq!(frame().frame_type(), "agent.idle");
+        let built = RoutedFrame {
+            frame_json: ServerFrame::new(ServerBody::AgentIdle(Default::default())).to_json(),
+            ..frame()
+        };
+        assert_eq!(built.frame_type(), "agent.idle");
+        let bare = RoutedFrame {
+            frame_json: "{}".into(),
+            ..frame()
+        };
+        assert_eq!(bare.frame_type(), "unknown");
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub struct InboundRequest {
     pub gateway: String,
     /// When the gateway received it (ms since the epoch).
     pub received_ms: u64,
+    /// W3C `traceparent` of the gateway's span for the request, when traced.
+    pub trace_parent: Option<String>,
 }
 
 impl InboundRequest {
@@ -63,8 +65,8 @@ impl InboundRequest {
         partitions: u32,
     ) -> redis::RedisResult<String> {
         let partition = partition_of(&self.account, &self.chat_id, partitions);
-        redis::cmd("XADD")
-            .arg(keys::inbound(partition))
+        let mut xadd = redis::cmd("XADD");
+        xadd.arg(keys::inbound(partition))
             .arg("MAXLEN")
             .arg("~")
             .arg(INBOUND_MAX_LEN)
@@ -80,9 +82,11 @@ impl InboundRequest {
             .arg("g")
             .arg(&self.gateway)
             .arg("ts")
-            .arg(self.received_ms)
-            .query_async(conn)
-            .await
+            .arg(self.received_ms);
+        if let Some(trace_parent) = &self.trace_parent {
+            xadd.arg("tp").arg(trace_parent);
+        }
+        xadd.query_async(conn).await
     }
 
     /// Reads a request back from an inbound stream entry.
@@ -95,6 +99,7 @@ impl InboundRequest {
             frame_json: text("f")?,
             gateway: text("g").unwrap_or_default(),
             received_ms: text("ts").and_then(|ts| ts.parse().ok()).unwrap_or(0),
+            trace_parent: text("tp"),
         })
     }
 }

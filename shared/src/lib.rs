@@ -36,6 +36,7 @@ pub mod inbound;
 pub mod keys;
 pub mod lease;
 pub mod media;
+pub mod metrics;
 pub mod outbox;
 pub mod partition;
 pub mod presence;

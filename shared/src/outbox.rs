@@ -215,6 +215,7 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(if request.outboxed { "1" } else { "0" })
         .arg(request.history_message_id.as_deref().unwrap_or(""))
         .arg(&request.chat_id)
+        .arg(frame.trace_parent.as_deref().unwrap_or(""))
         .invoke_async(conn)
         .await?;
     let number = |index: usize| -> u64 {

@@ -44,6 +44,8 @@ pub struct Cluster {
     redis: Backing,
     gateways: Vec<GatewayNode>,
     workers: Vec<ChildProcess>,
+    /// Each worker's `IRIS_METRICS_LISTEN` address (kept for restarts).
+    worker_http: Vec<SocketAddr>,
     /// Extra environment of every gateway and every worker (kept for restarts).
     gateway_env: Vec<(String, String)>,
     worker_env: Vec<(String, String)>,
@@ -82,6 +84,7 @@ impl Cluster {
             redis,
             gateways: Vec::new(),
             workers: Vec::new(),
+            worker_http: Vec::new(),
             gateway_env: spec.gateway_env.clone(),
             worker_env: spec.worker_env.clone(),
             starts: 0,
@@ -144,8 +147,18 @@ impl Cluster {
     fn spawn_worker(&mut self, index: usize) -> ChildProcess {
         let node_id = worker_node_id(index);
         let name = self.process_name(&node_id);
-        let command = self.node_command(WORKER, &node_id, &self.worker_env);
+        let mut command = self.node_command(WORKER, &node_id, &self.worker_env);
+        if self.worker_http.len() <= index {
+            self.worker_http
+                .push(SocketAddr::from(([127, 0, 0, 1], free_port())));
+        }
+        command.env("IRIS_METRICS_LISTEN", self.worker_http[index].to_string());
         ChildProcess::spawn(&name, command, self.scratch.path())
+    }
+
+    /// Address of worker `index`'s `/healthz`, `/readyz` and `/metrics`.
+    pub fn worker_http_addr(&self, index: usize) -> SocketAddr {
+        self.worker_http[index]
     }
 
     /// Number of gateways.
@@ -408,16 +421,30 @@ impl Cluster {
 
     /// The value of series `iris_gateway_<name>` on gateway `index`'s `/metrics`.
     pub async fn gateway_metric(&self, index: usize, name: &str) -> i64 {
+        let text = self.gateway_metrics_text(index).await;
+        series_value(&text, &format!("iris_gateway_{name}"))
+    }
+
+    /// The value of series `iris_worker_<name>` on worker `index`'s `/metrics`.
+    pub async fn worker_metric(&self, index: usize, name: &str) -> i64 {
+        let text = self.worker_metrics_text(index).await;
+        series_value(&text, &format!("iris_worker_{name}"))
+    }
+
+    /// Gateway `index`'s whole `/metrics` text.
+    pub async fn gateway_metrics_text(&self, index: usize) -> String {
         let response = http_probe::get(self.gateway_addr(index), "/metrics")
             .await
-            .expect("GET /metrics");
-        let series = format!("iris_gateway_{name} ");
-        response
-            .body
-            .lines()
-            .find_map(|line| line.strip_prefix(series.as_str()))
-            .and_then(|value| value.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no series {series} in /metrics:\n{}", response.body))
+            .expect("GET /metrics on a gateway");
+        response.body
+    }
+
+    /// Worker `index`'s whole `/metrics` text.
+    pub async fn worker_metrics_text(&self, index: usize) -> String {
+        let response = http_probe::get(self.worker_http_addr(index), "/metrics")
+            .await
+            .expect("GET /metrics on a worker");
+        response.body
     }
 
     /// Crashes the cluster's Redis (SIGKILL).
@@ -461,4 +488,14 @@ impl Drop for Cluster {
             eprintln!("{}", self.diagnostics());
         }
     }
+}
+
+/// The value of the series written exactly `series` (name and labels) in Prometheus text.
+pub fn series_value(text: &str, series: &str) -> i64 {
+    let prefix = format!("{series} ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(prefix.as_str()))
+        .and_then(|value| value.trim().parse::<f64>().ok())
+        .map(|value| value as i64)
+        .unwrap_or_else(|| panic!("no series {series} in /metrics:\n{text}"))
 }

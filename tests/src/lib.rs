@@ -32,6 +32,7 @@ pub mod frames;
 pub mod hermes_upstream;
 pub mod http_probe;
 pub mod http_recorder;
+pub mod otlp_receiver;
 pub mod ports;
 pub mod redis_server;
 pub mod resp;

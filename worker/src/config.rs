@@ -34,6 +34,10 @@ pub struct WorkerArgs {
     #[arg(long, env = "IRIS_AGENT_MODEL")]
     pub agent_model: Option<String>,
 
+    /// Address of the worker's HTTP endpoint: `/healthz`, `/readyz` and `/metrics`.
+    #[arg(long, env = "IRIS_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
+    pub metrics_listen: String,
+
     /// Pause between the echo agent's streamed chunks (ms).
     #[arg(long, env = "IRIS_ECHO_DELAY_MS", default_value_t = 40)]
     pub echo_delay_ms: u64,

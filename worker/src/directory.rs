@@ -122,6 +122,11 @@ impl ChatDirectory {
         }
     }
 
+    /// Keeps the `chats_active` gauge equal to the actors running.
+    fn count_chats(&self) {
+        crate::metrics::set(&crate::metrics::get().chats_active, self.chats.len() as i64);
+    }
+
     fn retire_idle(&mut self) {
         let idle_after = self.idle_after;
         self.chats.retain(|_, slot| {
@@ -131,6 +136,7 @@ impl ChatDirectory {
             }
             !idle
         });
+        self.count_chats();
     }
 
     /// Acknowledges an entry that names no chat (unreadable); it can never succeed.
@@ -189,6 +195,7 @@ impl Handler<Dispatch> for ChatDirectory {
             entry: msg.entry,
             fence: msg.fence,
         });
+        self.count_chats();
     }
 }
 
@@ -208,6 +215,7 @@ impl Handler<Fenced> for ChatDirectory {
 
     fn handle(&mut self, msg: Fenced, _ctx: &mut Self::Context) {
         self.chats.remove(&msg.key);
+        self.count_chats();
     }
 }
 
@@ -219,6 +227,7 @@ impl Handler<ForgetChats> for ChatDirectory {
         for (_, slot) in self.chats.drain() {
             slot.actor.do_send(Retire);
         }
+        self.count_chats();
     }
 }
 
@@ -239,6 +248,7 @@ impl Handler<PartitionsLost> for ChatDirectory {
             }
             !lost
         });
+        self.count_chats();
     }
 }
 

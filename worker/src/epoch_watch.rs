@@ -59,6 +59,7 @@ impl EpochWatch {
                         "the cluster epoch changed: Redis lost its data; dropping chats and leases"
                     );
                     act.epoch = Some(now);
+                    crate::metrics::incr(&crate::metrics::get().epoch_changes_total);
                     act.directory.do_send(ForgetChats);
                     act.keeper.do_send(ForgetLeases);
                 }

@@ -269,11 +269,18 @@ fn dispatch(
     fence: u64,
     entry: &redis::streams::StreamId,
 ) {
+    let request = InboundRequest::from_entry(entry);
+    let stats = crate::metrics::get();
+    crate::metrics::incr(&stats.inbound_entries_total);
+    if let Some(request) = &request {
+        let waited = iris_shared::clock::now_ms() as i64 - request.received_ms as i64;
+        stats.inbound_lag_seconds.observe_ms(waited);
+    }
     directory.do_send(Dispatch {
         entry: InboundEntry {
             partition,
             entry_id: entry.id.clone(),
-            request: InboundRequest::from_entry(entry),
+            request,
         },
         fence,
     });

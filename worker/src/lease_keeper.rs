@@ -29,6 +29,7 @@ use iris_shared::partition::Partition;
 
 use crate::directory::PartitionsLost;
 use crate::inbox::Owned;
+use crate::metrics;
 
 /// Ticks per lease lifetime: a lease is renewed several times before it could expire.
 const TICKS_PER_TTL: u32 = 4;
@@ -114,6 +115,7 @@ impl LeaseKeeper {
         } else {
             self.held.values().map(|l| (l.partition, l.fence)).collect()
         };
+        metrics::set(&metrics::get().partitions_owned, self.held.len() as i64);
         self.owned.send_if_modified(|current| {
             let changed = *current != owned;
             *current = owned;
@@ -162,6 +164,7 @@ impl LeaseKeeper {
                 self.report_lost(outcome.lost);
             }
             Err(err) => {
+                metrics::incr(&metrics::get().redis_errors_total);
                 tracing::warn!(%err, "lease tick failed");
                 self.retry_at = Some(Instant::now() + self.backoff.next_delay());
                 if self.last_renewed.elapsed() >= self.ttl && !self.held.is_empty() {
@@ -244,6 +247,7 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String>
             .await
             .map_err(|e| e.to_string())?;
         released = true;
+        metrics::incr(&metrics::get().partitions_released_total);
         tracing::info!(
             partition = extra.partition,
             "partition handed over for balance"
@@ -268,6 +272,7 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String>
                 .await
                 .map_err(|e| e.to_string())?
             {
+                metrics::incr(&metrics::get().partition_takeovers_total);
                 tracing::info!(partition, fence = lease.fence, "partition acquired");
                 held.push(lease);
             }
@@ -315,6 +320,7 @@ impl Handler<ReleaseAll> for LeaseKeeper {
                 let count = held.len();
                 for lease in held {
                     let _ = lease::release(&mut conn, lease, &node_id).await;
+                    metrics::incr(&metrics::get().partitions_released_total);
                 }
                 let _ = lease::announce_released(&mut conn).await;
                 tracing::info!(partitions = count, "leases released");

@@ -17,6 +17,8 @@
 //! - `publisher`: outbox append plus live delivery of one frame.
 //! - `push`: push notifications to offline devices (the dispatcher of `iris:push:jobs`).
 //! - `agent`: the upstream agent interface and its implementations.
+//! - `metrics`: the worker's Prometheus/OTLP metrics.
+//! - `http`: `/healthz`, `/readyz` and `/metrics` on `IRIS_METRICS_LISTEN`.
 
 mod agent;
 mod chat;
@@ -25,10 +27,12 @@ mod config;
 mod conversation;
 mod directory;
 mod epoch_watch;
+mod http;
 mod inbox;
 mod inbox_strays;
 mod lease_keeper;
 mod lease_watch;
+mod metrics;
 mod pickers;
 mod publisher;
 mod push;
@@ -142,6 +146,7 @@ async fn drain(
     grace: Duration,
 ) {
     tracing::info!(node = %node_id, ?grace, "shutting down: draining");
+    metrics::set(&metrics::get().draining, 1);
     let _ = keeper.send(BeginDrain).await;
     let finished = directory.send(Drain { grace }).await.unwrap_or(false);
     let _ = keeper.send(ReleaseAll).await;
@@ -150,9 +155,16 @@ async fn drain(
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    telemetry::init_logging();
-    let agent_name = cli.worker.agent_name();
     let node_id = cli.cluster.node_id_or_random("wk");
+    let telemetry = telemetry::init("iris-worker", &node_id);
+    let ran = run(cli, node_id);
+    telemetry.shutdown();
+    ran
+}
+
+fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
+    let agent_name = cli.worker.agent_name();
+    metrics::get().register(&telemetry::meter("iris-worker"));
     actix::System::new().block_on(async move {
         let agent = build_agent(&cli.worker).await?;
         let endpoint = RedisEndpoint::parse(&cli.cluster.redis_url)?;
@@ -161,6 +173,8 @@ fn main() -> anyhow::Result<()> {
             MediaStore::open(cli.worker.media_store.as_deref())
                 .context("cannot open IRIS_MEDIA_STORE")?,
         );
+        let probes = http::serve(&cli.worker.metrics_listen, redis.clone())?;
+        actix::spawn(probes);
         let caps = agent.caps();
         until_redis_takes("announcing the agent", || {
             announce_agent(&redis, &agent_name, caps)

@@ -4,13 +4,16 @@
 
 use iris_shared::redis_conn::Pool;
 
-use iris_shared::clock::now_ms;
+use tracing::Instrument as _;
+
+use iris_shared::clock::{now_ms, now_us};
 use iris_shared::delivery::{publish_to_nodes, RoutedFrame};
 use iris_shared::outbox::{self, Append, AppendOutcome, EffectId};
 use iris_shared::protocol::{MessagePayload, ServerFrame};
 use iris_shared::push::{self, PushJob};
 use iris_shared::search::{self, IndexedMessage};
 
+use crate::metrics;
 use crate::push_jobs::push_for;
 
 /// Why a frame could not be written.
@@ -139,6 +142,28 @@ impl Publisher {
     /// earlier attempt already wrote is delivered live again (devices drop seqs they
     /// have), never appended twice.
     pub async fn emit(&self, scope: &ChatScope, outgoing: Outgoing) -> Result<(), PublishError> {
+        let frame_type = outgoing.frame.body.type_name();
+        let span =
+            iris_shared::traced_span!("iris.emit", frame = frame_type, chat = %scope.chat_id);
+        let result = self
+            .write(scope, outgoing, &span)
+            .instrument(span.clone())
+            .await;
+        let stats = metrics::get();
+        match &result {
+            Ok(()) => stats.frames_published_total.incr(frame_type),
+            Err(PublishError::Fenced) => metrics::incr(&stats.fenced_total),
+            Err(PublishError::Redis(_)) => metrics::incr(&stats.redis_errors_total),
+        }
+        result
+    }
+
+    async fn write(
+        &self,
+        scope: &ChatScope,
+        outgoing: Outgoing,
+        span: &tracing::Span,
+    ) -> Result<(), PublishError> {
         let mut frame = outgoing.frame;
         frame.id = None;
         frame.seq = None;
@@ -158,6 +183,8 @@ impl Publisher {
             request_id: outgoing.request_id,
             target_device: outgoing.target_device,
             revoked_token: None,
+            trace_parent: iris_shared::telemetry::propagation::traceparent_of(span),
+            emitted_us: None,
         };
         let append = Append {
             frame: routed,
@@ -170,8 +197,13 @@ impl Publisher {
         };
         let mut conn = self.redis.get().await?;
         let (seq, nodes) = match outbox::append(&mut conn, &append, now_ms()).await? {
-            AppendOutcome::Written { seq, nodes }
-            | AppendOutcome::AlreadyWritten { seq, nodes } => (seq, nodes),
+            AppendOutcome::Written { seq, nodes } => {
+                if seq.is_some() {
+                    metrics::incr(&metrics::get().outbox_appends_total);
+                }
+                (seq, nodes)
+            }
+            AppendOutcome::AlreadyWritten { seq, nodes } => (seq, nodes),
             AppendOutcome::Fenced => return Err(PublishError::Fenced),
         };
         if let (Some(seq), Some((kind, title, body))) = (seq, push_for(&frame.body)) {
@@ -197,6 +229,7 @@ impl Publisher {
         }
         let routed = RoutedFrame {
             seq,
+            emitted_us: Some(now_us()),
             ..append.frame
         };
         publish_to_nodes(&mut conn, &routed, &nodes).await?;

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use futures_util::StreamExt;
 use iris_shared::redis_conn::Pool;
@@ -22,6 +23,7 @@ use iris_shared::protocol::{
 
 use crate::agent::{Agent, AgentEvent, ImageInput, RunControl, TurnInput};
 use crate::conversation::{self, CONVERSATION_LIMIT};
+use crate::metrics;
 use crate::publisher::{ChatScope, Outgoing, PublishError, Publisher};
 use crate::turn_events::TurnState;
 use crate::turn_writer::{ordinal, TurnWriter};
@@ -160,6 +162,8 @@ pub async fn run_turn(
     request: TurnRequest,
     control: TurnControl,
 ) -> Result<(), PublishError> {
+    let started = std::time::Instant::now();
+    let _running = RunningTurnGauge::start();
     let mut writer = TurnWriter::new(
         deps.publisher.clone(),
         scope.clone(),
@@ -199,20 +203,28 @@ pub async fn run_turn(
     };
     writer.live(ServerBody::MessageStart(start)).await?;
 
-    let run = deps.agent.start(input.clone());
+    let upstream = iris_shared::traced_span!("iris.upstream", agent = %deps.agent_name);
+    let run = upstream.in_scope(|| deps.agent.start(input.clone()));
     if let Ok(mut slot) = control.run.lock() {
         *slot = Some(run.control.clone());
     }
     let mut events = run.events;
     let mut state = TurnState::new(message_id.clone(), request.clone());
+    let mut first_text = true;
     let ending = loop {
         let next = tokio::select! {
-            event = events.next() => event,
+            event = events.next().instrument(upstream.clone()) => event,
             () = control.stop_deadline() => Some(AgentEvent::Cancelled),
         };
         let Some(event) = next else {
             break Ending::Failed("the agent ended the turn without finishing it".into());
         };
+        if first_text && matches!(event, AgentEvent::TextDelta(_)) {
+            first_text = false;
+            metrics::get()
+                .turn_first_token_seconds
+                .observe(started.elapsed());
+        }
         if let Some(ending) = state
             .apply(event, &mut writer, &deps.redis, &control)
             .await?
@@ -221,9 +233,19 @@ pub async fn run_turn(
         }
     };
     drop(events);
+    drop(upstream);
     if let Ok(mut slot) = control.run.lock() {
         *slot = None;
     }
+    let outcome = match &ending {
+        Ending::Done { .. } => "ok",
+        Ending::Failed(reason) => {
+            metrics::incr(&metrics::get().upstream_errors_total);
+            tracing::warn!(%reason, "agent turn failed");
+            "error"
+        }
+        Ending::Cancelled => "stopped",
+    };
     finish_turn(
         &mut writer,
         state,
@@ -232,7 +254,33 @@ pub async fn run_turn(
         input.model,
         &control,
     )
-    .await
+    .await?;
+    let stats = metrics::get();
+    stats.turns_total.incr(outcome);
+    stats.turn_duration_seconds.observe(started.elapsed());
+    tracing::info!(
+        outcome,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        chat = %scope.chat_id,
+        "turn finished"
+    );
+    Ok(())
+}
+
+/// Counts a turn in `turns_running` while it lives.
+struct RunningTurnGauge;
+
+impl RunningTurnGauge {
+    fn start() -> Self {
+        metrics::shift(&metrics::get().turns_running, 1);
+        Self
+    }
+}
+
+impl Drop for RunningTurnGauge {
+    fn drop(&mut self) {
+        metrics::shift(&metrics::get().turns_running, -1);
+    }
 }
 
 /// The media records of the attached media ids (ids without a record are left out: the

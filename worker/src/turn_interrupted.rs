@@ -99,5 +99,7 @@ pub async fn end_interrupted_turn(
     let idle = ServerBody::AgentIdle(AgentIdle {});
     writer
         .fixed(ordinal::IDLE, Outgoing::broadcast(ServerFrame::new(idle)))
-        .await
+        .await?;
+    crate::metrics::get().turns_total.incr("interrupted");
+    Ok(())
 }

@@ -138,7 +138,7 @@ impl Session {
 
     /// A binary frame: the next chunk of an upload in progress.
     pub(super) fn on_binary(&mut self, bytes: Bytes, ctx: &mut ws::WebsocketContext<Self>) {
-        metrics::incr(&self.state.metrics.frames_received_total);
+        self.state.metrics.frames_received_total.incr("binary");
         let chunk = match frame::decode(bytes) {
             Ok(chunk) if chunk.kind == ChunkKind::Upload => chunk,
             Ok(_) => return self.refuse_binary(ctx, "only upload chunks (kind 0x01) may be sent"),

@@ -25,11 +25,12 @@ mod upload_task;
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use actix_web_actors::ws;
 
+use iris_shared::clock::now_us;
 use iris_shared::delivery::{ChannelChange, RoutedFrame};
 use iris_shared::media::frame::MAX_MEDIA_FRAME_BYTES;
 use iris_shared::protocol::{
@@ -137,7 +138,10 @@ impl Session {
 
     /// Sends one frame as built by the server.
     fn send(&self, ctx: &mut ws::WebsocketContext<Self>, frame: ServerFrame) {
-        metrics::incr(&self.state.metrics.frames_sent_total);
+        self.state
+            .metrics
+            .frames_sent_total
+            .incr(frame.body.type_name());
         ctx.text(frame.to_json());
     }
 
@@ -169,7 +173,14 @@ impl Session {
             None => {}
         }
         if let Some(text) = frame.render_for(&device.device_id) {
-            metrics::incr(&self.state.metrics.frames_sent_total);
+            let metrics = &self.state.metrics;
+            metrics.frames_sent_total.incr(frame.frame_type());
+            if let Some(emitted_us) = frame.emitted_us {
+                let elapsed = now_us().saturating_sub(emitted_us);
+                metrics
+                    .delivery_latency_seconds
+                    .observe(Duration::from_micros(elapsed));
+            }
             ctx.text(text);
         }
     }
@@ -219,13 +230,15 @@ impl Session {
     }
 
     fn on_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
-        metrics::incr(&self.state.metrics.frames_received_total);
         // The codec admits messages as large as a media chunk; text keeps its own limit.
         let limit = self.state.limits.max_frame_bytes;
         if text.len() > limit {
+            self.state.metrics.frames_received_total.incr("invalid");
             return self.refuse_oversize(ctx, limit);
         }
         let parsed = parse_app_frame_within(text, &self.state.limits.input);
+        let frame_type = parsed.as_ref().map_or("invalid", |f| f.body.type_name());
+        self.state.metrics.frames_received_total.incr(frame_type);
         if !self.frame_budget.take() {
             metrics::incr(&self.state.metrics.rate_limited_total);
             let id = parsed.as_ref().ok().and_then(|frame| frame.id);

@@ -21,6 +21,8 @@ pub(super) enum ReplayPurpose {
     Sync {
         /// The sync request's id.
         request_id: Option<u64>,
+        /// When the sync request was taken up.
+        started: std::time::Instant,
     },
     /// Live delivery skipped seqs; they are fetched before the frame that revealed them.
     GapFill,
@@ -36,6 +38,7 @@ impl Session {
     ) {
         let Some(device) = &self.device else { return };
         metrics::incr(&self.state.metrics.syncs_total);
+        let started = std::time::Instant::now();
         self.awaiting_window = true;
         let redis = self.state.redis.clone();
         let account = device.account.clone();
@@ -55,16 +58,29 @@ impl Session {
                 return;
             };
             match device_cursor.begin_sync(cursor, window) {
-                SyncStart::Replay(range) => {
-                    act.start_replay(range, ReplayPurpose::Sync { request_id }, ctx)
-                }
+                SyncStart::Replay(range) => act.start_replay(
+                    range,
+                    ReplayPurpose::Sync {
+                        request_id,
+                        started,
+                    },
+                    ctx,
+                ),
                 SyncStart::Done { cursor } => {
                     act.send_sync_done(ctx, request_id, cursor, false);
+                    act.state
+                        .metrics
+                        .sync_replay_seconds
+                        .observe(started.elapsed());
                     act.release_held(ctx);
                 }
                 SyncStart::Reset { head } => {
                     metrics::incr(&act.state.metrics.sync_resets_total);
                     act.send_sync_done(ctx, request_id, head, true);
+                    act.state
+                        .metrics
+                        .sync_replay_seconds
+                        .observe(started.elapsed());
                     act.release_held(ctx);
                 }
             }
@@ -79,6 +95,7 @@ impl Session {
         sync_request: Option<Option<u64>>,
         err: &str,
     ) {
+        metrics::incr(&self.state.metrics.redis_errors_total);
         tracing::warn!(%err, session = self.id, "cannot read the outbox");
         if let Some(request_id) = sync_request {
             let message = "sync failed; reconnect and retry";
@@ -175,7 +192,7 @@ impl Session {
                     Ok(frames) => act.on_replay_page(frames, ctx),
                     Err(err) => {
                         let sync_request = match act.replay {
-                            Some(ReplayPurpose::Sync { request_id }) => Some(request_id),
+                            Some(ReplayPurpose::Sync { request_id, .. }) => Some(request_id),
                             _ => None,
                         };
                         act.give_up_on_backend(ctx, sync_request, &err);
@@ -210,7 +227,7 @@ impl Session {
             }
             Err(broken) => {
                 tracing::info!(session = self.id, %broken, "replay cannot be completed");
-                if let Some(ReplayPurpose::Sync { request_id }) = self.replay.take() {
+                if let Some(ReplayPurpose::Sync { request_id, .. }) = self.replay.take() {
                     self.send_error(
                         ctx,
                         request_id,
@@ -233,9 +250,17 @@ impl Session {
             return;
         };
         let (to_send, gap) = cursor.finish_replay();
-        if let Some(ReplayPurpose::Sync { request_id }) = purpose {
+        if let Some(ReplayPurpose::Sync {
+            request_id,
+            started,
+        }) = purpose
+        {
             let delivered = cursor.delivered();
             self.send_sync_done(ctx, request_id, delivered, false);
+            self.state
+                .metrics
+                .sync_replay_seconds
+                .observe(started.elapsed());
         }
         self.send_released(to_send, gap, ctx);
     }

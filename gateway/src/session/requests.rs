@@ -2,6 +2,7 @@
 //! media here; chat work forwarded to the worker that owns the chat's partition.
 
 use actix_web_actors::ws;
+use tracing::Instrument as _;
 
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
@@ -20,6 +21,18 @@ use crate::metrics;
 impl Session {
     /// Serves one parsed request (the session is not blocked).
     pub(super) fn handle_request(&mut self, frame: AppFrame, ctx: &mut ws::WebsocketContext<Self>) {
+        let span = iris_shared::traced_span!(
+            "iris.request",
+            request = frame.body.type_name(),
+            id = frame.id,
+            account = self.device.as_ref().map(|d| d.account.as_str()),
+            device = self.device.as_ref().map(|d| d.device_id.as_str()),
+        );
+        let _entered = span.enter();
+        self.serve_request(frame, ctx);
+    }
+
+    fn serve_request(&mut self, frame: AppFrame, ctx: &mut ws::WebsocketContext<Self>) {
         if !matches!(frame.body, AppBody::Sync(_)) && self.start_live_delivery(ctx) {
             // A gap fill started: this request waits for it, ahead of anything deferred.
             self.deferred.push_front(frame);
@@ -280,6 +293,7 @@ impl Session {
             frame_json: String::new(),
             gateway: self.state.node_id.to_string(),
             received_ms: now_ms(),
+            trace_parent: iris_shared::telemetry::propagation::current_traceparent(),
         };
         let mut frame = AppFrame {
             chat_id: Some(chat_id),
@@ -304,7 +318,8 @@ impl Session {
                 .enqueue(&mut conn, partitions)
                 .await
                 .map_err(|err| Refused::Backend(err.to_string()))
-        };
+        }
+        .in_current_span();
         metrics::incr(&self.state.metrics.requests_forwarded_total);
         self.serve_in_order(ctx, enqueue, move |result, act, ctx| match result {
             Ok(_) => {}
@@ -313,6 +328,7 @@ impl Session {
                 act.send_error(ctx, id, ErrorCode::NotFound, message);
             }
             Err(Refused::Backend(err)) => {
+                metrics::incr(&act.state.metrics.redis_errors_total);
                 tracing::warn!(%err, "cannot forward a request to the workers");
                 act.send_error(ctx, id, ErrorCode::Internal, "request not accepted; retry");
             }

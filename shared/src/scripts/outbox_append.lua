@@ -14,6 +14,7 @@
 -- ARGV[10] seq base for a new outbox                    ARGV[11] turn effects TTL (s)
 -- ARGV[12] outbox retention TTL (s)                     ARGV[13] '1' = outboxed, '0' = live only
 -- ARGV[14] message id of the history entry              ARGV[15] chat id
+-- ARGV[16] W3C traceparent of the writer's span ('' = not traced)
 --
 -- Returns {status, seq, node...}: status 1 = written, 2 = already written by an earlier
 -- attempt (seq is that attempt's), 0 = fenced off (a newer owner wrote for this chat; seq 0).
@@ -25,6 +26,7 @@ local fence, effect_id, frame, origin, request_id, target =
 local max_len, now, history_entry, seq_base = ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 local effects_ttl, retention, outboxed = ARGV[11], ARGV[12], ARGV[13] == '1'
 local messages, message_id, chat_id = KEYS[7], ARGV[14], ARGV[15]
+local traceparent = ARGV[16]
 
 local current_fence = tonumber(redis.call('GET', fence_key) or '0')
 if fence < current_fence then
@@ -50,8 +52,12 @@ end
 if outboxed then
   redis.call('HSETNX', meta, 'seq', seq_base)
   local seq = redis.call('HINCRBY', meta, 'seq', 1)
+  local entry = {'f', frame, 'o', origin, 'r', request_id, 't', target}
+  if traceparent ~= '' then
+    entry[#entry + 1], entry[#entry + 2] = 'tp', traceparent
+  end
   redis.call('XADD', outbox, 'MAXLEN', '~', max_len, string.format('%.0f-0', seq),
-    'f', frame, 'o', origin, 'r', request_id, 't', target)
+    unpack(entry))
   redis.call('EXPIRE', outbox, retention)
   redis.call('EXPIRE', meta, retention)
   reply[2] = seq

@@ -4,6 +4,7 @@
 //! with `sync`.
 
 use actix::prelude::*;
+use tracing::Instrument as _;
 
 use iris_shared::channels::{self, ReadMark};
 use iris_shared::clock::now_ms;
@@ -74,16 +75,23 @@ impl ChatActor {
             Ok::<_, PublishError>(None)
         };
         let request = request.clone();
-        ctx.spawn(work.into_actor(self).map(move |result, act, ctx| match result {
-            Ok(None) => act.acknowledge(vec![entry], ctx),
-            Ok(Some(refusal)) => {
-                act.reject_request(entry, &request, request_id, refusal.code, refusal.message, ctx)
-            }
-            Err(PublishError::Fenced) => act.fenced_off(ctx),
-            Err(PublishError::Redis(err)) => {
-                tracing::warn!(%err, "channel change not applied; it will be handled again");
-            }
-        }));
+        ctx.spawn(work.in_current_span().into_actor(self).map(
+            move |result, act, ctx| match result {
+                Ok(None) => act.acknowledge(vec![entry], ctx),
+                Ok(Some(refusal)) => act.reject_request(
+                    entry,
+                    &request,
+                    request_id,
+                    refusal.code,
+                    refusal.message,
+                    ctx,
+                ),
+                Err(PublishError::Fenced) => act.fenced_off(ctx),
+                Err(PublishError::Redis(err)) => {
+                    tracing::warn!(%err, "channel change not applied; it will be handled again");
+                }
+            },
+        ));
     }
 }
 

@@ -4,6 +4,7 @@
 //! `/deny`) act at once, the others change the chat's settings or history.
 
 use actix::prelude::*;
+use tracing::Instrument as _;
 
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::{InboundEntry, InboundRequest};
@@ -95,29 +96,28 @@ impl ChatActor {
             Ok::<_, PublishError>(reply.follow_up)
         };
         let request = request.clone();
-        ctx.spawn(
-            work.into_actor(self)
-                .map(move |result, act, ctx| match result {
-                    Ok(FollowUp::Turn(text)) => {
-                        let turn = TurnRequest {
-                            partition: entry.partition,
-                            entry_id: format!("{}.retry", entry.entry_id),
-                            device_id: request.device_id.clone(),
-                            request_id: None,
-                            text,
-                            media_ids: Vec::new(),
-                            received_ms: now_ms(),
-                        };
-                        act.queue.push_back((turn, entry));
-                        act.start_next_turn(ctx);
-                    }
-                    Ok(FollowUp::None) => act.acknowledge(vec![entry], ctx),
-                    Err(PublishError::Fenced) => act.fenced_off(ctx),
-                    Err(PublishError::Redis(err)) => {
-                        tracing::warn!(%err, "command not answered; it will be handled again");
-                    }
-                }),
-        );
+        ctx.spawn(work.in_current_span().into_actor(self).map(
+            move |result, act, ctx| match result {
+                Ok(FollowUp::Turn(text)) => {
+                    let turn = TurnRequest {
+                        partition: entry.partition,
+                        entry_id: format!("{}.retry", entry.entry_id),
+                        device_id: request.device_id.clone(),
+                        request_id: None,
+                        text,
+                        media_ids: Vec::new(),
+                        received_ms: now_ms(),
+                    };
+                    act.queue.push_back((turn, entry));
+                    act.start_next_turn(ctx);
+                }
+                Ok(FollowUp::None) => act.acknowledge(vec![entry], ctx),
+                Err(PublishError::Fenced) => act.fenced_off(ctx),
+                Err(PublishError::Redis(err)) => {
+                    tracing::warn!(%err, "command not answered; it will be handled again");
+                }
+            },
+        ));
     }
 
     fn command_stop(&mut self, ctx: &mut Context<Self>) -> Reply {
@@ -371,27 +371,25 @@ impl ChatActor {
         ctx: &mut Context<Self>,
     ) {
         let request = request.clone();
-        ctx.spawn(
-            work.into_actor(self)
-                .map(move |result, act, ctx| match result {
-                    Ok(None) => act.acknowledge(vec![entry], ctx),
-                    Ok(Some(picker_id)) => {
-                        let message = format!(
-                            "picker {picker_id:?} is not open (answered already, or expired)"
-                        );
-                        act.reject_request(
-                            entry,
-                            &request,
-                            request_id,
-                            ErrorCode::NotFound,
-                            message,
-                            ctx,
-                        );
-                    }
-                    Err(PublishError::Fenced) => act.fenced_off(ctx),
-                    Err(PublishError::Redis(err)) => tracing::warn!(%err, "{what}"),
-                }),
-        );
+        ctx.spawn(work.in_current_span().into_actor(self).map(
+            move |result, act, ctx| match result {
+                Ok(None) => act.acknowledge(vec![entry], ctx),
+                Ok(Some(picker_id)) => {
+                    let message =
+                        format!("picker {picker_id:?} is not open (answered already, or expired)");
+                    act.reject_request(
+                        entry,
+                        &request,
+                        request_id,
+                        ErrorCode::NotFound,
+                        message,
+                        ctx,
+                    );
+                }
+                Err(PublishError::Fenced) => act.fenced_off(ctx),
+                Err(PublishError::Redis(err)) => tracing::warn!(%err, "{what}"),
+            },
+        ));
     }
 }
 

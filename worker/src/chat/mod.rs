@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use actix::prelude::*;
+use tracing::Instrument as _;
 
 use iris_shared::inbound::{InboundEntry, InboundRequest, SERVER_DEVICE_ID};
 use iris_shared::keys;
@@ -23,6 +24,7 @@ use iris_shared::protocol::{
     parse_app_frame, AgentIdle, AppBody, ErrorCode, ErrorPayload, Notification, NotificationKind,
     ServerBody, ServerFrame,
 };
+use iris_shared::telemetry::propagation;
 
 use crate::agent::AgentError;
 use crate::directory::{ChatKey, EntryDone, Fenced};
@@ -295,7 +297,7 @@ impl ChatActor {
         };
         let steer = {
             let text = text.clone();
-            async move { run.steer(&text).await }
+            async move { run.steer(&text).await }.in_current_span()
         };
         let request = request.clone();
         ctx.spawn(steer.into_actor(self).map(move |result, act, ctx| {
@@ -347,6 +349,7 @@ impl ChatActor {
                     tracing::warn!(%err, "notice not written");
                 }
             }
+            .in_current_span()
             .into_actor(self),
         );
     }
@@ -397,7 +400,7 @@ impl ChatActor {
             return;
         };
         let request = request.clone();
-        let approve = async move { run.approve(&approval_id, &value).await };
+        let approve = async move { run.approve(&approval_id, &value).await }.in_current_span();
         ctx.spawn(
             approve
                 .into_actor(self)
@@ -433,7 +436,7 @@ impl ChatActor {
         let scope = self.scope();
         let outgoing = outgoing.once_as(effect(&entry, 0));
         let retry_outgoing = outgoing.clone();
-        let write = async move { publisher.emit(&scope, outgoing).await };
+        let write = async move { publisher.emit(&scope, outgoing).await }.in_current_span();
         ctx.spawn(
             write
                 .into_actor(self)
@@ -476,6 +479,9 @@ impl ChatActor {
             entries: vec![entry.clone()],
         });
         let (deps, scope) = (self.deps.turn.clone(), self.scope());
+        let span =
+            iris_shared::traced_span!("iris.turn", chat = %scope.chat_id, entry = %entry.entry_id);
+        propagation::continue_trace(&span, trace_parent(&entry));
         let turn_request = request.clone();
         let turn = async move {
             match turn_progress(&deps, &scope, &turn_request).await? {
@@ -484,7 +490,7 @@ impl ChatActor {
                 TurnProgress::NotStarted => run_turn(deps, scope, turn_request, control).await,
             }
         };
-        ctx.spawn(turn.into_actor(self).map(move |result, act, ctx| {
+        ctx.spawn(turn.instrument(span).into_actor(self).map(move |result, act, ctx| {
             let entries = act.running.take().map(|r| r.entries).unwrap_or_default();
             match result {
                 Ok(()) => {
@@ -585,10 +591,36 @@ impl Actor for ChatActor {
 impl Handler<Work> for ChatActor {
     type Result = ();
 
+    /// Handles the entry inside a span that continues the gateway's trace of the request;
+    /// the work this spawns carries it on (`in_current_span`).
     fn handle(&mut self, msg: Work, ctx: &mut Self::Context) {
         self.fence = self.fence.max(msg.fence);
+        let span = iris_shared::traced_span!(
+            "iris.work",
+            request = request_type(&msg.entry),
+            chat = %self.key.chat_id,
+            entry = %msg.entry.entry_id,
+        );
+        propagation::continue_trace(&span, trace_parent(&msg.entry));
+        let _entered = span.enter();
         self.on_work(msg.entry, ctx);
     }
+}
+
+/// The `traceparent` the gateway wrote with the entry.
+fn trace_parent(entry: &InboundEntry) -> Option<&str> {
+    entry.request.as_ref()?.trace_parent.as_deref()
+}
+
+/// The request's frame type, for the span (read cheaply; the actor parses it anyway).
+fn request_type(entry: &InboundEntry) -> &'static str {
+    let Some(request) = &entry.request else {
+        return "unreadable";
+    };
+    if request.device_id == SERVER_DEVICE_ID {
+        return "server";
+    }
+    parse_app_frame(&request.frame_json).map_or("invalid", |frame| frame.body.type_name())
 }
 
 impl Handler<FinishRunningTurn> for ChatActor {

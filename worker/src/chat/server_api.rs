@@ -3,6 +3,7 @@
 //! device's request, and delivered to every device and through push.
 
 use actix::prelude::*;
+use tracing::Instrument as _;
 
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::{InboundEntry, InboundRequest, ServerRequest};
@@ -66,13 +67,17 @@ impl ChatActor {
             writer.fixed(0, outgoing).await?;
             Ok::<_, PublishError>(entry)
         };
-        ctx.spawn(work.into_actor(self).map(|result, act, ctx| match result {
-            Ok(entry) => act.acknowledge(vec![entry], ctx),
-            Err(PublishError::Fenced) => act.fenced_off(ctx),
-            Err(PublishError::Redis(err)) => {
-                tracing::warn!(%err, "server request not written; it will be handled again")
-            }
-        }));
+        ctx.spawn(
+            work.in_current_span()
+                .into_actor(self)
+                .map(|result, act, ctx| match result {
+                    Ok(entry) => act.acknowledge(vec![entry], ctx),
+                    Err(PublishError::Fenced) => act.fenced_off(ctx),
+                    Err(PublishError::Redis(err)) => {
+                        tracing::warn!(%err, "server request not written; it will be handled again")
+                    }
+                }),
+        );
     }
 }
 

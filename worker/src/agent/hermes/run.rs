@@ -41,7 +41,8 @@ pub(super) struct RunReader {
 /// turn's events. Dropping the events stops the upstream run.
 pub(super) fn start(reader: RunReader) -> BoxStream<'static, AgentEvent> {
     let (sender, receiver) = mpsc::channel(EVENT_BUFFER);
-    tokio::spawn(reader.drive(sender));
+    // The run's requests belong to the turn's span (the upstream call in its trace).
+    tokio::spawn(tracing::Instrument::in_current_span(reader.drive(sender)));
     stream::unfold(receiver, |mut receiver| async move {
         let event = receiver.recv().await?;
         Some((event, receiver))

@@ -95,7 +95,12 @@ impl Endpoint {
         self.authorized(request)
     }
 
-    fn authorized(&self, request: RequestBuilder) -> RequestBuilder {
+    /// Adds the bearer key and the `traceparent` of the current span, so a traced
+    /// upstream joins the turn's trace.
+    fn authorized(&self, mut request: RequestBuilder) -> RequestBuilder {
+        for (name, value) in iris_shared::telemetry::propagation::current_headers() {
+            request = request.header(name, value);
+        }
         match &self.api_key {
             Some(key) => request.bearer_auth(key),
             None => request,
