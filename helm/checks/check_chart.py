@@ -1,0 +1,473 @@
+"""Checks the Helm chart helm/iris-cluster offline (run by scripts/check-chart.sh).
+
+For every value set in helm/iris-cluster/ci/*.yaml: `helm lint --strict`, render (`helm
+template`), yamllint every rendered file, validate every manifest against the Kubernetes
+schemas of one pinned version (strict: unknown fields fail) or, for ServiceMonitor, against
+helm/checks/servicemonitor.schema.json, and assert the properties the cluster relies on
+(non-root read-only containers, secrets only by reference, config checksums, drain times
+fitting the grace periods, ...). Then every set in helm/checks/bad-values/ must be refused,
+with the message its `# expect:` line names.
+
+Exit status 0 when everything holds; otherwise every failure is printed as
+`FAIL <value set> <manifest>: <rule>: <detail>` and the status is 1.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import pathlib
+import re
+import shutil
+import sys
+import tempfile
+
+import helm_python as helm
+import jsonschema
+import kubernetes_validate
+import yaml
+from yamllint import config as yamllint_config
+from yamllint import linter as yamllint_linter
+
+KUBERNETES_VERSION = "1.30.0"
+RELEASE = "iris"
+NAMESPACE = "iris-system"
+
+CHECKS = pathlib.Path(__file__).resolve().parent
+HELM_DIR = CHECKS.parent
+CHART = HELM_DIR / "iris-cluster"
+REPO = HELM_DIR.parent
+GATEWAY_MAIN = REPO / "gateway" / "src" / "main.rs"
+
+# Env vars that carry secrets: they may only ever come from a secretKeyRef.
+SECRET_ENV = {
+    "IRIS_REDIS_URL",
+    "IRIS_ADMIN_KEY",
+    "IRIS_AGENT_API_KEY",
+    "IRIS_NTFY_TOKEN",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+}
+IRIS_UID = 65532
+POD_KINDS = {"Deployment", "StatefulSet"}
+
+
+class Report:
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.checked = 0
+
+    def check(self, ok: bool, where: str, rule: str, detail: str = "") -> bool:
+        self.checked += 1
+        if not ok:
+            line = f"FAIL {where}: {rule}"
+            if detail:
+                line += f": {detail}"
+            self.failures.append(line)
+            print(line, flush=True)
+        return ok
+
+
+def manifest_name(doc: dict) -> str:
+    return f"{doc.get('kind')}/{doc.get('metadata', {}).get('name')}"
+
+
+def gateway_drain_floor_seconds() -> float:
+    """The time the gateway binary itself takes to drain after SIGTERM, read from its code."""
+    source = GATEWAY_MAIN.read_text()
+    notice = re.search(r"DRAIN_NOTICE: std::time::Duration = std::time::Duration::from_millis\((\d+)\)", source)
+    shutdown = re.search(r"SHUTDOWN_GRACE_SECS: u64 = (\d+);", source)
+    if not notice or not shutdown:
+        raise SystemExit(
+            f"check-chart: cannot find DRAIN_NOTICE / SHUTDOWN_GRACE_SECS in {GATEWAY_MAIN}; "
+            "update gateway_drain_floor_seconds in helm/checks/check_chart.py"
+        )
+    return int(notice.group(1)) / 1000 + int(shutdown.group(1))
+
+
+def load_values(path: pathlib.Path) -> dict:
+    return yaml.safe_load(path.read_text()) or {}
+
+
+def render(chart: helm.Chart, values: dict) -> dict[str, str]:
+    return chart.render(values=values, name=RELEASE, namespace=NAMESPACE, is_install=True)
+
+
+def parse_documents(rendered: dict[str, str]) -> list[tuple[str, dict]]:
+    documents = []
+    for template, text in sorted(rendered.items()):
+        if not template.endswith((".yaml", ".yml")):
+            continue
+        for doc in yaml.safe_load_all(text):
+            if doc:
+                documents.append((template, doc))
+    return documents
+
+
+def lint(report: Report, set_name: str, values: dict) -> None:
+    result = helm.lint(CHART, values, strict=True, namespace=NAMESPACE, kube_version=f"v{KUBERNETES_VERSION}")
+    for message in result.get("messages", []):
+        severity = message.get("severity", 0)
+        report.check(severity < 2, f"{set_name} {message.get('path')}", "helm lint --strict", message.get("error", "").strip())
+    for error in result.get("errors", []):
+        if not any(error.strip() in m.get("error", "") for m in result.get("messages", [])):
+            report.check(False, set_name, "helm lint --strict", error.strip())
+
+
+def yamllint_files(report: Report, set_name: str, out_dir: pathlib.Path, rendered: dict[str, str]) -> None:
+    conf = yamllint_config.YamlLintConfig(file=str(CHECKS / "yamllint.yaml"))
+    for template, text in sorted(rendered.items()):
+        if not template.endswith((".yaml", ".yml")) or not text.strip():
+            continue
+        path = out_dir / template
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        for problem in yamllint_linter.run(text, conf, str(path)):
+            report.check(
+                False,
+                f"{set_name} {template}:{problem.line}:{problem.column}",
+                f"yamllint {problem.rule} ({problem.level})",
+                problem.desc,
+            )
+
+
+def validate_schemas(report: Report, set_name: str, documents: list[tuple[str, dict]]) -> None:
+    monitor_schema = json.loads((CHECKS / "servicemonitor.schema.json").read_text())
+    for template, doc in documents:
+        where = f"{set_name} {template} {manifest_name(doc)}"
+        if doc.get("kind") == "ServiceMonitor":
+            errors = sorted(jsonschema.Draft7Validator(monitor_schema).iter_errors(doc), key=lambda e: list(e.path))
+            for error in errors:
+                path = ".".join(str(p) for p in error.path)
+                report.check(False, where, "ServiceMonitor schema", f"{path}: {error.message}")
+            report.check(True, where, "ServiceMonitor schema")
+            continue
+        try:
+            kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+            report.check(True, where, "kubernetes schema")
+        except kubernetes_validate.ValidationError as error:
+            path = ".".join(str(p) for p in error.path)
+            report.check(False, where, f"kubernetes {KUBERNETES_VERSION} strict schema", f"{path}: {error.message}")
+        except kubernetes_validate.SchemaNotFoundError as error:
+            report.check(False, where, "kubernetes schema", error.message)
+
+
+def pod_spec(doc: dict) -> dict:
+    return doc["spec"]["template"]["spec"]
+
+
+def containers(doc: dict) -> list[dict]:
+    spec = pod_spec(doc)
+    return spec.get("initContainers", []) + spec.get("containers", [])
+
+
+def env_map(container: dict) -> dict[str, dict]:
+    return {entry["name"]: entry for entry in container.get("env", [])}
+
+
+def check_security(report: Report, where: str, doc: dict) -> None:
+    pod_security = pod_spec(doc).get("securityContext", {})
+    for container in containers(doc):
+        at = f"{where} container {container['name']}"
+        security = container.get("securityContext", {})
+        merged = {**pod_security, **security}
+        report.check(merged.get("runAsNonRoot") is True, at, "runs as non-root", "runAsNonRoot is not true")
+        report.check(merged.get("runAsUser", 0) != 0, at, "runs as non-root", f"runAsUser is {merged.get('runAsUser')}")
+        if container["name"] in ("gateway", "worker"):
+            report.check(merged.get("runAsUser") == IRIS_UID, at, f"runs as uid {IRIS_UID} (the image's user)", str(merged.get("runAsUser")))
+        report.check(security.get("readOnlyRootFilesystem") is True, at, "readOnlyRootFilesystem")
+        report.check(security.get("allowPrivilegeEscalation") is False, at, "allowPrivilegeEscalation false")
+        report.check("ALL" in security.get("capabilities", {}).get("drop", []), at, "drops ALL capabilities")
+        report.check(not security.get("capabilities", {}).get("add"), at, "adds no capabilities")
+        seccomp = merged.get("seccompProfile", {}).get("type")
+        report.check(seccomp == "RuntimeDefault", at, "seccompProfile RuntimeDefault", str(seccomp))
+        mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
+        volumes = {v["name"]: v for v in pod_spec(doc).get("volumes", [])}
+        report.check(
+            "/tmp" in mounts and "emptyDir" in volumes.get(mounts["/tmp"], {}),
+            at,
+            "an emptyDir at /tmp (the root filesystem is read-only)",
+        )
+
+
+def check_env_sources(report: Report, where: str, doc: dict, config_maps: dict[str, dict]) -> None:
+    for container in containers(doc):
+        at = f"{where} container {container['name']}"
+        env = env_map(container)
+        for name, entry in env.items():
+            if name in SECRET_ENV:
+                report.check(
+                    "secretKeyRef" in entry.get("valueFrom", {}) and "value" not in entry,
+                    at,
+                    "secrets only by secretKeyRef",
+                    f"{name} is not read from a Secret",
+                )
+        for source in container.get("envFrom", []):
+            ref = source.get("configMapRef", {}).get("name")
+            if ref in config_maps:
+                leaked = SECRET_ENV & set(config_maps[ref].get("data", {}))
+                report.check(not leaked, at, "no secret settings in ConfigMaps", f"{ref} holds {sorted(leaked)}")
+        if container["name"] not in ("gateway", "worker"):
+            continue
+        redis_url = env.get("IRIS_REDIS_URL", {})
+        report.check("secretKeyRef" in redis_url.get("valueFrom", {}), at, "IRIS_REDIS_URL from a Secret")
+        report.check(env.get("IRIS_NODE_ID", {}).get("value") == "$(POD_NAME)", at, "IRIS_NODE_ID is the pod name")
+        pod_name = env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+        report.check(pod_name == "metadata.name", at, "POD_NAME from the downward API")
+        attributes = env.get("OTEL_RESOURCE_ATTRIBUTES", {}).get("value", "")
+        for wanted in ("k8s.pod.name=$(POD_NAME)", "k8s.namespace.name=$(POD_NAMESPACE)"):
+            report.check(wanted in attributes, at, "OTEL_RESOURCE_ATTRIBUTES names the pod", f"missing {wanted}")
+        names = list(env)
+        for dependent, needed in (("IRIS_NODE_ID", "POD_NAME"), ("OTEL_RESOURCE_ATTRIBUTES", "POD_NAMESPACE")):
+            if dependent in names and needed in names:
+                report.check(names.index(needed) < names.index(dependent), at, f"{needed} defined before {dependent} uses it")
+        config_refs = [s["configMapRef"]["name"] for s in container.get("envFrom", []) if "configMapRef" in s]
+        own = f"{doc['metadata']['name']}"
+        report.check(own in config_refs, at, "settings from the component's ConfigMap via envFrom", str(config_refs))
+        report.check(own in config_maps, at, "the ConfigMap it reads is rendered", own)
+
+
+def check_checksum(report: Report, where: str, doc: dict, rendered: dict[str, str]) -> None:
+    component = doc["metadata"]["labels"].get("app.kubernetes.io/component")
+    annotations = doc["spec"]["template"]["metadata"].get("annotations", {})
+    checksum = annotations.get("checksum/config")
+    if not report.check(bool(checksum), where, "pod template has a checksum/config annotation"):
+        return
+    template = f"iris-cluster/templates/{component}/configmap.yaml"
+    expected = hashlib.sha256(rendered.get(template, "").encode()).hexdigest()
+    report.check(checksum == expected, where, f"checksum/config is the sha256 of {template}", f"{checksum} != {expected}")
+
+
+def check_no_secret_values(report: Report, set_name: str, documents: list[tuple[str, dict]], extra: list[str]) -> None:
+    secrets: list[str] = list(extra)
+    for _, doc in documents:
+        if doc.get("kind") != "Secret":
+            continue
+        for value in (doc.get("data") or {}).values():
+            secrets.append(base64.b64decode(value).decode())
+        secrets.extend((doc.get("stringData") or {}).values())
+    secrets = [s for s in secrets if len(s) >= 6]
+    for template, doc in documents:
+        if doc.get("kind") in ("Secret",):
+            continue
+        text = yaml.safe_dump(doc)
+        for secret in secrets:
+            report.check(
+                secret not in text,
+                f"{set_name} {template} {manifest_name(doc)}",
+                "no Secret value outside Secrets",
+                f"found the value of a Secret ({secret[:4]}…)",
+            )
+
+
+def check_cluster(report: Report, set_name: str, values: dict, merged: dict, documents: list[tuple[str, dict]], rendered: dict[str, str], drain_floor: float) -> None:
+    by_kind: dict[str, dict[str, dict]] = {}
+    for _, doc in documents:
+        by_kind.setdefault(doc["kind"], {})[doc["metadata"]["name"]] = doc
+    config_maps = by_kind.get("ConfigMap", {})
+    fullname = next(name for name in by_kind["Deployment"] if name.endswith("-gateway"))[: -len("-gateway")]
+    gateway_name, worker_name = f"{fullname}-gateway", f"{fullname}-worker"
+
+    for template, doc in documents:
+        where = f"{set_name} {template} {manifest_name(doc)}"
+        labels = doc["metadata"].get("labels", {})
+        for label in ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by", "helm.sh/chart"):
+            report.check(label in labels, where, "common labels", f"missing {label}")
+        if doc["kind"] in POD_KINDS:
+            check_security(report, where, doc)
+            check_env_sources(report, where, doc, config_maps)
+        if doc["kind"] == "Deployment":
+            check_checksum(report, where, doc, rendered)
+        if doc["kind"] == "HorizontalPodAutoscaler":
+            report.check(doc["apiVersion"] == "autoscaling/v2", where, "HPA is autoscaling/v2", doc["apiVersion"])
+            report.check(doc["spec"]["scaleTargetRef"]["name"] == gateway_name, where, "HPA scales the gateway Deployment")
+
+    for kind in ("Deployment", "ConfigMap", "Service", "ServiceAccount"):
+        for name in (gateway_name, worker_name):
+            if kind == "ServiceAccount" and not merged["gateway" if name == gateway_name else "worker"]["serviceAccount"]["create"]:
+                continue
+            report.check(name in by_kind.get(kind, {}), set_name, f"renders {kind}/{name}")
+
+    gateway = by_kind["Deployment"][gateway_name]
+    worker = by_kind["Deployment"][worker_name]
+    g_where, w_where = f"{set_name} Deployment/{gateway_name}", f"{set_name} Deployment/{worker_name}"
+    g_container = pod_spec(gateway)["containers"][0]
+    w_container = pod_spec(worker)["containers"][0]
+
+    # Gateway drain: endpoints drop the pod during the preStop sleep, then SIGTERM starts the drain.
+    grace = pod_spec(gateway).get("terminationGracePeriodSeconds", 30)
+    sleep = g_container.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds")
+    drain = merged["gateway"]["drainSeconds"]
+    if report.check(isinstance(sleep, int) and sleep > 0, g_where, "preStop sleep before SIGTERM", str(sleep)):
+        report.check(grace > sleep + drain, g_where, "grace period exceeds preStop sleep + drain", f"{grace} <= {sleep} + {drain}")
+    report.check(drain >= drain_floor, g_where, f"gateway.drainSeconds covers the binary's drain ({drain_floor} s, gateway/src/main.rs)", str(drain))
+    probes = {p: g_container.get(p, {}).get("httpGet", {}) for p in ("readinessProbe", "livenessProbe")}
+    report.check(probes["readinessProbe"].get("path") == "/readyz", g_where, "readiness probe on /readyz")
+    report.check(probes["livenessProbe"].get("path") == "/healthz", g_where, "liveness probe on /healthz")
+    ports = {p["name"]: p["containerPort"] for p in g_container.get("ports", [])}
+    report.check(ports.get("http") == 8080, g_where, "container port 8080 named http", str(ports))
+    g_config = config_maps[gateway_name]["data"]
+    report.check(g_config.get("IRIS_LISTEN") == "0.0.0.0:8080", g_where, "IRIS_LISTEN matches the container port", g_config.get("IRIS_LISTEN", ""))
+    service = by_kind["Service"][gateway_name]
+    report.check(
+        any(p["name"] == "http" and p["port"] == merged["gateway"]["service"]["port"] for p in service["spec"]["ports"]),
+        f"{set_name} Service/{gateway_name}",
+        "gateway Service port named http",
+    )
+
+    # Worker drain: IRIS_DRAIN_GRACE_MS plus the margin fits the grace period.
+    w_grace = pod_spec(worker).get("terminationGracePeriodSeconds", 30)
+    w_config = config_maps[worker_name]["data"]
+    drain_ms = int(w_config.get("IRIS_DRAIN_GRACE_MS", "0"))
+    margin = merged["worker"]["drainMarginSeconds"]
+    report.check(0 < drain_ms and drain_ms + margin * 1000 <= w_grace * 1000, w_where, "IRIS_DRAIN_GRACE_MS + margin fits the grace period", f"{drain_ms} ms + {margin} s vs {w_grace} s")
+    w_probes = {p: w_container.get(p, {}).get("httpGet", {}) for p in ("readinessProbe", "livenessProbe")}
+    report.check(w_probes["readinessProbe"].get("path") == "/readyz" and w_probes["readinessProbe"].get("port") == "metrics", w_where, "readiness probe on metrics /readyz")
+    report.check(w_probes["livenessProbe"].get("path") == "/healthz", w_where, "liveness probe on /healthz")
+    w_ports = {p["name"]: p["containerPort"] for p in w_container.get("ports", [])}
+    report.check(w_ports.get("metrics") == 9090, w_where, "container port 9090 named metrics", str(w_ports))
+    report.check(w_config.get("IRIS_METRICS_LISTEN") == "0.0.0.0:9090", w_where, "IRIS_METRICS_LISTEN matches the container port")
+    w_service = by_kind["Service"][worker_name]
+    report.check(any(p["name"] == "metrics" and p["port"] == 9090 for p in w_service["spec"]["ports"]), f"{set_name} Service/{worker_name}", "worker Service port 9090 named metrics")
+
+    # Both components: the same partitions and the same media store.
+    for key in ("IRIS_PARTITIONS", "IRIS_MEDIA_STORE"):
+        report.check(g_config.get(key) == w_config.get(key), set_name, f"{key} is the same on gateways and workers", f"{g_config.get(key)} vs {w_config.get(key)}")
+    store = g_config.get("IRIS_MEDIA_STORE", "")
+    if store.startswith("file://"):
+        path = store[len("file://"):]
+        for where, container in ((g_where, g_container), (w_where, w_container)):
+            report.check(any(m["mountPath"] == path for m in container.get("volumeMounts", [])), where, "file:// media store is a mounted volume", path)
+
+    # Push, FCM file, OTLP.
+    if merged["worker"]["push"]["fcm"]["existingSecret"]:
+        credentials = w_config.get("IRIS_FCM_CREDENTIALS", "")
+        mounts = [m for m in w_container.get("volumeMounts", []) if credentials.startswith(m["mountPath"].rstrip("/") + "/")]
+        report.check(bool(mounts) and mounts[0].get("readOnly") is True, w_where, "IRIS_FCM_CREDENTIALS is a file on a read-only Secret mount", credentials)
+    if merged["otel"]["endpoint"]:
+        for where, config in ((g_where, g_config), (w_where, w_config)):
+            report.check(config.get("OTEL_EXPORTER_OTLP_ENDPOINT") == merged["otel"]["endpoint"], where, "OTLP endpoint set")
+    report.check(g_config.get("OTEL_SERVICE_NAME") == "iris-gateway" and w_config.get("OTEL_SERVICE_NAME") == "iris-worker", set_name, "OTEL_SERVICE_NAME per component")
+
+    # Replicas are the HPA's when it is on.
+    autoscaling = merged["gateway"]["autoscaling"]
+    report.check(("replicas" in gateway["spec"]) != autoscaling["enabled"], g_where, "replicas set only without an HPA")
+    hpas = by_kind.get("HorizontalPodAutoscaler", {})
+    if autoscaling["enabled"] and report.check(gateway_name in hpas, set_name, "HPA rendered when autoscaling is on"):
+        metrics = hpas[gateway_name]["spec"]["metrics"]
+        if autoscaling["pairedDevices"]["enabled"]:
+            report.check(
+                any(m["type"] == "Pods" and m["pods"]["metric"]["name"] == "iris_gateway_paired_devices" for m in metrics),
+                set_name,
+                "HPA scales on the Pods metric iris_gateway_paired_devices",
+            )
+
+    # ServiceMonitors point at the Services' named ports.
+    for name, monitor in by_kind.get("ServiceMonitor", {}).items():
+        target = by_kind["Service"].get(name, {})
+        port_names = {p["name"] for p in target.get("spec", {}).get("ports", [])}
+        for endpoint in monitor["spec"]["endpoints"]:
+            report.check(endpoint["port"] in port_names, f"{set_name} ServiceMonitor/{name}", "endpoint port is a port of the Service", f"{endpoint['port']} not in {sorted(port_names)}")
+        selector = monitor["spec"]["selector"]["matchLabels"]
+        labels = target.get("metadata", {}).get("labels", {})
+        report.check(all(labels.get(k) == v for k, v in selector.items()), f"{set_name} ServiceMonitor/{name}", "selector matches the Service")
+    if merged["metrics"]["serviceMonitor"]["enabled"]:
+        report.check(len(by_kind.get("ServiceMonitor", {})) == 2, set_name, "one ServiceMonitor each for gateways and workers")
+
+    # In-chart Redis: AOF every second, never evicting, data on its volume.
+    redis_sets = by_kind.get("StatefulSet", {})
+    if merged["redis"]["internal"]["enabled"]:
+        redis_name = f"{fullname}-redis"
+        if report.check(redis_name in redis_sets, set_name, "in-chart Redis StatefulSet rendered"):
+            conf = config_maps[redis_name]["data"]["redis.conf"]
+            for line in ("appendonly yes", "appendfsync everysec", "maxmemory-policy noeviction", "dir /data"):
+                report.check(line in conf.splitlines(), f"{set_name} ConfigMap/{redis_name}", f"redis.conf has `{line}`")
+            statefulset = redis_sets[redis_name]
+            report.check(by_kind["Service"].get(redis_name, {}).get("spec", {}).get("clusterIP") == "None", set_name, "Redis Service is headless")
+            claims = [c["metadata"]["name"] for c in statefulset["spec"].get("volumeClaimTemplates", [])]
+            report.check(("data" in claims) == merged["redis"]["internal"]["persistence"]["enabled"], set_name, "Redis /data on a PVC exactly when persistence is on", str(claims))
+
+
+def check_notes(report: Report, set_name: str, rendered: dict[str, str], merged: dict) -> None:
+    notes = rendered.get("iris-cluster/templates/NOTES.txt", "")
+    report.check("iris-gateway token create --account me" in notes, f"{set_name} NOTES.txt", "tells how to create the first token")
+    report.check("/ws" in notes, f"{set_name} NOTES.txt", "names the WebSocket path /ws")
+    if merged["gateway"]["ingress"]["enabled"]:
+        host = merged["gateway"]["ingress"]["hosts"][0]["host"]
+        report.check(f"{host}/ws" in notes, f"{set_name} NOTES.txt", "gives the ingress URL")
+    else:
+        report.check("port-forward" in notes, f"{set_name} NOTES.txt", "explains the port-forward")
+
+
+def check_config_rolls_pods(report: Report, chart: helm.Chart) -> None:
+    """A changed setting changes the gateway pods' checksum, so the Deployment rolls."""
+    def checksum(values: dict) -> str:
+        for _, doc in parse_documents(render(chart, values)):
+            if doc["kind"] == "Deployment" and doc["metadata"]["name"].endswith("-gateway"):
+                return doc["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+        return ""
+    before = checksum({})
+    after = checksum({"gateway": {"config": {"IRIS_FRAME_RATE": 75}}})
+    report.check(before != after, "checksum", "a changed setting changes checksum/config", before)
+
+
+def check_bad_values(report: Report, chart: helm.Chart) -> None:
+    for path in sorted((CHECKS / "bad-values").glob("*.yaml")):
+        first = path.read_text().splitlines()[0]
+        expected = first.removeprefix("# expect:").strip()
+        where = f"bad-values/{path.name}"
+        if not report.check(first.startswith("# expect:") and expected, where, "first line is `# expect: <part of the error>`"):
+            continue
+        try:
+            render(chart, load_values(path))
+        except helm.HelmError as error:
+            report.check(expected in str(error), where, "refused with the expected message", f"wanted {expected!r}, got {str(error).strip()!r}")
+            continue
+        report.check(False, where, "refused", "the chart rendered these values")
+
+
+def main() -> int:
+    report = Report()
+    drain_floor = gateway_drain_floor_seconds()
+    sets = sorted((CHART / "ci").glob("*.yaml"))
+    if not sets:
+        print(f"check-chart: no value sets in {CHART / 'ci'}")
+        return 1
+    out_root = pathlib.Path(tempfile.mkdtemp(prefix="iris-chart-"))
+    with helm.Chart.load(CHART) as chart:
+        report.check(chart.metadata.get("apiVersion") == "v2", "Chart.yaml", "apiVersion v2")
+        report.check(chart.metadata.get("appVersion") == "0.1.0", "Chart.yaml", "appVersion 0.1.0")
+        for path in sets:
+            set_name = f"ci/{path.name}"
+            values = load_values(path)
+            before = len(report.failures)
+            lint(report, set_name, values)
+            try:
+                rendered = render(chart, values)
+            except helm.HelmError as error:
+                report.check(False, set_name, "renders", str(error).strip())
+                continue
+            documents = parse_documents(rendered)
+            merged = chart.merge_values(values)
+            yamllint_files(report, set_name, out_root / path.stem, rendered)
+            validate_schemas(report, set_name, documents)
+            extra_secrets = [merged["redis"]["external"]["url"], merged["redis"]["internal"]["password"]]
+            check_no_secret_values(report, set_name, documents, [s for s in extra_secrets if s])
+            check_cluster(report, set_name, values, merged, documents, rendered, drain_floor)
+            check_notes(report, set_name, rendered, merged)
+            status = "ok" if len(report.failures) == before else "FAILED"
+            print(f"check-chart: {set_name}: {len(documents)} manifests, {status}", flush=True)
+        check_config_rolls_pods(report, chart)
+        check_bad_values(report, chart)
+    if report.failures:
+        print(f"check-chart: {len(report.failures)} of {report.checked} checks failed; rendered manifests kept in {out_root}")
+        return 1
+    shutil.rmtree(out_root, ignore_errors=True)
+    print(f"check-chart: all {report.checked} checks passed ({len(sets)} value sets, Kubernetes {KUBERNETES_VERSION})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

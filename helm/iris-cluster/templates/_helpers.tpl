@@ -1,0 +1,295 @@
+{{/* Names, labels and the shared pieces of the gateway and worker pods. */}}
+
+{{- define "iris.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "iris.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "iris.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels of every resource; call with (dict "root" $ "component" "gateway"). */}}
+{{- define "iris.labels" -}}
+helm.sh/chart: {{ include "iris.chart" .root }}
+{{ include "iris.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: iris-cluster
+{{- with .root.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "iris.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "iris.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "iris.image" -}}
+{{- printf "%s:%s" .image.repository (default .root.Chart.AppVersion .image.tag) -}}
+{{- end -}}
+
+{{/* The ServiceAccount name of a component; call with (dict "root" $ "component" "gateway"). */}}
+{{- define "iris.serviceAccountName" -}}
+{{- $values := index .root.Values .component -}}
+{{- if $values.serviceAccount.create -}}
+{{- default (printf "%s-%s" (include "iris.fullname" .root) .component) $values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" $values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret and key holding IRIS_REDIS_URL. */}}
+{{- define "iris.redisUrlSecretName" -}}
+{{- if and .Values.redis.external.enabled .Values.redis.external.existingSecret -}}
+{{- .Values.redis.external.existingSecret -}}
+{{- else -}}
+{{- printf "%s-redis-url" (include "iris.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "iris.redisUrlSecretKey" -}}
+{{- if and .Values.redis.external.enabled .Values.redis.external.existingSecret -}}
+{{- .Values.redis.external.existingSecretKey -}}
+{{- else -}}
+{{- print "redis-url" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "iris.redisHost" -}}
+{{- printf "%s-redis.%s.svc" (include "iris.fullname" .) .Release.Namespace -}}
+{{- end -}}
+
+{{/* IRIS_MEDIA_STORE as the pods see it ("" leaves the binaries' per-pod default). */}}
+{{- define "iris.mediaStore" -}}
+{{- if .Values.media.store -}}
+{{- .Values.media.store -}}
+{{- else if .Values.media.volume.enabled -}}
+{{- printf "file://%s" .Values.media.volume.mountPath -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "iris.mediaClaimName" -}}
+{{- default (printf "%s-media" (include "iris.fullname" .)) .Values.media.volume.existingClaim -}}
+{{- end -}}
+
+{{/* Settings both components share, as ConfigMap data lines. */}}
+{{- define "iris.commonConfig" -}}
+IRIS_PARTITIONS: {{ .Values.cluster.partitions | quote }}
+RUST_LOG: {{ .Values.cluster.logLevel | quote }}
+{{- with (include "iris.mediaStore" .) }}
+IRIS_MEDIA_STORE: {{ . | quote }}
+{{- end }}
+{{- with .Values.media.s3 }}
+{{- if .endpoint }}
+AWS_ENDPOINT_URL: {{ .endpoint | quote }}
+{{- end }}
+{{- if .region }}
+AWS_REGION: {{ .region | quote }}
+{{- end }}
+{{- if .allowHttp }}
+AWS_ALLOW_HTTP: "true"
+{{- end }}
+{{- end }}
+{{- with .Values.otel }}
+{{- if .endpoint }}
+OTEL_EXPORTER_OTLP_ENDPOINT: {{ .endpoint | quote }}
+OTEL_EXPORTER_OTLP_PROTOCOL: {{ .protocol | quote }}
+{{- if .sampler }}
+OTEL_TRACES_SAMPLER: {{ .sampler | quote }}
+{{- end }}
+{{- if .samplerArg }}
+OTEL_TRACES_SAMPLER_ARG: {{ .samplerArg | quote }}
+{{- end }}
+{{- if not (kindIs "invalid" .metricExportInterval) }}
+OTEL_METRIC_EXPORT_INTERVAL: {{ .metricExportInterval | int64 | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* A component's own settings map as ConfigMap lines; null and "" are left out. */}}
+{{- define "iris.configLines" -}}
+{{- $lines := list -}}
+{{- range $key, $value := . -}}
+{{- if and (not (kindIs "invalid" $value)) (ne (toString $value) "") -}}
+{{- $text := ternary ($value | int64 | toString) ($value | toString) (kindIs "float64" $value) -}}
+{{- $lines = append $lines (printf "%s: %s" $key (quote $text)) -}}
+{{- end -}}
+{{- end -}}
+{{- join "\n" $lines -}}
+{{- end -}}
+
+{{/*
+Env of every gateway and worker container: downward API names, the Redis URL and the OTLP
+headers from Secrets. Call with (dict "root" $ "component" "gateway").
+*/}}
+{{- define "iris.commonEnv" -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: NODE_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: spec.nodeName
+- name: IRIS_NODE_ID
+  value: $(POD_NAME)
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ include "iris.resourceAttributes" . | quote }}
+- name: IRIS_REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "iris.redisUrlSecretName" .root }}
+      key: {{ include "iris.redisUrlSecretKey" .root }}
+{{- with .root.Values.otel.headers }}
+{{- if .existingSecret }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ .existingSecret }}
+      key: {{ .key }}
+{{- end }}
+{{- end }}
+{{- with .root.Values.media.s3 }}
+{{- if .existingSecret }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ .existingSecret }}
+      key: {{ .accessKeyIdKey }}
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .existingSecret }}
+      key: {{ .secretAccessKeyKey }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "iris.resourceAttributes" -}}
+{{- $attributes := list "k8s.pod.name=$(POD_NAME)" "k8s.namespace.name=$(POD_NAMESPACE)" "k8s.node.name=$(NODE_NAME)" (printf "k8s.deployment.name=%s-%s" (include "iris.fullname" .root) .component) (printf "service.version=%s" .root.Chart.AppVersion) -}}
+{{- range $key, $value := .root.Values.otel.resourceAttributes -}}
+{{- $attributes = append $attributes (printf "%s=%v" $key $value) -}}
+{{- end -}}
+{{- join "," $attributes -}}
+{{- end -}}
+
+{{/* Pod annotations of a component: config checksum, Prometheus scrape hints, user ones. */}}
+{{- define "iris.podAnnotations" -}}
+checksum/config: {{ include (print .root.Template.BasePath "/" .component "/configmap.yaml") .root | sha256sum }}
+{{- if not (and .root.Values.redis.external.enabled .root.Values.redis.external.existingSecret) }}
+checksum/redis-url: {{ include (print .root.Template.BasePath "/redis/url-secret.yaml") .root | sha256sum }}
+{{- end }}
+{{- if .root.Values.metrics.podAnnotations }}
+prometheus.io/scrape: "true"
+prometheus.io/port: {{ .port | quote }}
+prometheus.io/path: /metrics
+{{- end }}
+{{- with (index .root.Values .component).podAnnotations }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* topologySpreadConstraints with the component's selector filled in where missing. */}}
+{{- define "iris.topologySpread" -}}
+{{- $selector := fromYaml (include "iris.selectorLabels" .) -}}
+{{- $constraints := list -}}
+{{- range (index .root.Values .component).topologySpreadConstraints -}}
+{{- $constraint := deepCopy . -}}
+{{- if not (hasKey $constraint "labelSelector") -}}
+{{- $_ := set $constraint "labelSelector" (dict "matchLabels" $selector) -}}
+{{- end -}}
+{{- $constraints = append $constraints $constraint -}}
+{{- end -}}
+{{- with $constraints }}
+topologySpreadConstraints:
+{{ toYaml . | indent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* Scheduling and pull settings shared by the pod specs of a component's values. */}}
+{{- define "iris.podScheduling" -}}
+{{- with .imagePullSecrets }}
+imagePullSecrets:
+{{ toYaml . | indent 2 }}
+{{- end }}
+{{- with .priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .nodeSelector }}
+nodeSelector:
+{{ toYaml . | indent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+{{ toYaml . | indent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+{{ toYaml . | indent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* Refuses value combinations that would install a broken cluster. */}}
+{{- define "iris.validate" -}}
+{{- if and .Values.redis.external.enabled .Values.redis.internal.enabled -}}
+{{- fail "redis: set exactly one of redis.external.enabled and redis.internal.enabled (both are on)" -}}
+{{- end -}}
+{{- if not (or .Values.redis.external.enabled .Values.redis.internal.enabled) -}}
+{{- fail "redis: set exactly one of redis.external.enabled and redis.internal.enabled (both are off)" -}}
+{{- end -}}
+{{- if and .Values.redis.external.enabled (not (or .Values.redis.external.url .Values.redis.external.existingSecret)) -}}
+{{- fail "redis.external: set url or existingSecret" -}}
+{{- end -}}
+{{- $gateway := .Values.gateway -}}
+{{- if le (int $gateway.terminationGracePeriodSeconds) (add $gateway.preStopSleepSeconds $gateway.drainSeconds | int) -}}
+{{- fail (printf "gateway.terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds (%d) + drainSeconds (%d)" (int $gateway.terminationGracePeriodSeconds) (int $gateway.preStopSleepSeconds) (int $gateway.drainSeconds)) -}}
+{{- end -}}
+{{- $worker := .Values.worker -}}
+{{- $drainMs := include "iris.workerDrainGraceMs" . | int -}}
+{{- if le $drainMs 0 -}}
+{{- fail (printf "worker: terminationGracePeriodSeconds (%d) leaves no drain grace after drainMarginSeconds (%d)" (int $worker.terminationGracePeriodSeconds) (int $worker.drainMarginSeconds)) -}}
+{{- end -}}
+{{- if gt (add $drainMs (mul $worker.drainMarginSeconds 1000)) (mul $worker.terminationGracePeriodSeconds 1000) -}}
+{{- fail (printf "worker.drainGraceMs (%d) + drainMarginSeconds (%d s) must fit in terminationGracePeriodSeconds (%d s)" $drainMs (int $worker.drainMarginSeconds) (int $worker.terminationGracePeriodSeconds)) -}}
+{{- end -}}
+{{- with .Values.gateway.autoscaling -}}
+{{- if and .enabled (kindIs "invalid" .targetCPUUtilizationPercentage) (not .pairedDevices.enabled) -}}
+{{- fail "gateway.autoscaling: the HPA needs a metric: set targetCPUUtilizationPercentage or enable pairedDevices" -}}
+{{- end -}}
+{{- if and .enabled (gt (int .minReplicas) (int .maxReplicas)) -}}
+{{- fail (printf "gateway.autoscaling: minReplicas (%d) exceeds maxReplicas (%d)" (int .minReplicas) (int .maxReplicas)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.media.volume.enabled .Values.media.store (not (hasPrefix "file://" .Values.media.store)) -}}
+{{- fail "media: media.volume is mounted but media.store is not a file:// URL; leave media.store empty to use the volume" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "iris.workerDrainGraceMs" -}}
+{{- $worker := .Values.worker -}}
+{{- if kindIs "invalid" $worker.drainGraceMs -}}
+{{- sub $worker.terminationGracePeriodSeconds $worker.drainMarginSeconds | mul 1000 -}}
+{{- else -}}
+{{- $worker.drainGraceMs | int64 -}}
+{{- end -}}
+{{- end -}}
