@@ -18,7 +18,6 @@ and what is wrong, and the script exits 1 when any failed.
 - docs/operations.md: every PromQL alert expression parses and uses only listed metric names.
 """
 
-import fnmatch
 import json
 import os
 import re
@@ -108,16 +107,33 @@ def dockerignore_patterns():
     return patterns
 
 
+def _pattern_regex(pattern):
+    """A .dockerignore pattern as a regex: `**` spans directories, `*` and `?` do not."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
 def _pattern_matches(pattern, path):
     """Docker's rule: a pattern matches a path or any of its parent directories."""
-    pattern = pattern.strip("/")
-    regex = fnmatch.translate(pattern).replace(".*", "[^/]*")
-    regex = regex.replace("[^/]*[^/]*/", "(.*/)?").replace("[^/]*[^/]*", ".*")
+    regex = _pattern_regex(pattern.strip("/"))
     parts = path.strip("/").split("/")
-    for i in range(1, len(parts) + 1):
-        if re.fullmatch(regex, "/".join(parts[:i])):
-            return True
-    return False
+    return any(re.fullmatch(regex, "/".join(parts[:i])) for i in range(1, len(parts) + 1))
 
 
 def ignored(path, patterns):
@@ -220,16 +236,21 @@ def check_dockerfile():
         for member in members:
             check(member in copied, f"workspace member {member} is copied (cargo loads every member)")
         check("Cargo.lock" in copied, "Cargo.lock is copied (--locked)")
-        for package in built:
-            crate_dir = ROOT / packages[package]["dir"]
-            for dep_dir in [crate_dir, ROOT / "shared"]:
-                for source in (dep_dir / "src").rglob("*.rs"):
-                    for included in re.findall(r'include_(?:str|bytes)!\("([^"]+)"\)', source.read_text()):
-                        target = (source.parent / included).resolve()
-                        inside = target.relative_to(ROOT).as_posix() if target.is_relative_to(ROOT) else "/"
-                        top = inside.split("/")[0]
-                        check(target.exists() and top in copied and not ignored(inside, patterns),
-                              f"{rel(source)} includes {inside}, which is in the build context and copied")
+        def copied_path(path):
+            return any(path == c or path.startswith(c + "/") for c in copied)
+
+        crate_dirs = {ROOT / packages[p]["dir"] for p in built if p in packages} | {ROOT / "shared"}
+        for crate_dir in sorted(crate_dirs):
+            missing, count = [], 0
+            for source in (crate_dir / "src").rglob("*.rs"):
+                for included in re.findall(r'include_(?:str|bytes)!\("([^"]+)"\)', source.read_text()):
+                    count += 1
+                    target = (source.parent / included).resolve()
+                    inside = target.relative_to(ROOT).as_posix() if target.is_relative_to(ROOT) else str(target)
+                    if not (target.exists() and copied_path(inside) and not ignored(inside, patterns)):
+                        missing.append(f"{rel(source)} -> {inside}")
+            check(not missing, f"the {count} files {rel(crate_dir)}/src includes are in the build context and copied",
+                  ", ".join(missing))
 
     images = {}
     for stage_name, binary in [("gateway", "iris-gateway"), ("worker", "iris-worker")]:

@@ -2,13 +2,16 @@
 # Runs every check and test of Iris Cluster: formatting, lints, unit and contract tests,
 # and the end-to-end tests that start private Redis servers and the real binaries
 # (and a real Hermes Agent, installed into its own virtual environment by install-hermes.sh,
-# and moto's S3-compatible server for the media store, by install-moto.sh).
+# and moto's S3-compatible server for the media store, by install-moto.sh), after checking the
+# deployment files (container images, compose, collector, dashboard: check-deploy.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/install-deps.sh
 ./scripts/install-hermes.sh
 ./scripts/install-moto.sh
+echo "== deploy files" >&2
+./scripts/check-deploy.sh
 echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check
 echo "== cargo clippy" >&2
