@@ -41,4 +41,4 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "${SPECS[*]}" ]; then
   printf '%s' "${SPECS[*]}" >"$STAMP"
 fi
 
-PATH="$VENV/bin:$PATH" exec "$VENV/bin/python" scripts/check_deploy.py
+PATH="$VENV/bin:$PATH" exec "$VENV/bin/python" scripts/check_deploy.py "$@"

@@ -2,8 +2,9 @@
 """Checks the deployment files of Iris Cluster without a Docker engine or a cluster.
 
 Run by scripts/check-deploy.sh (which installs dockerfile-parse, PyYAML, promql-parser and
-hadolint into a virtual environment). Each check prints one line; a failed check names the file
-and what is wrong, and the script exits 1 when any failed.
+hadolint into a virtual environment). A failed check prints one line naming what is wrong (under
+the heading of its file; `-v` or IRIS_DEPLOY_VERBOSE=1 prints the passed ones too), and the
+script exits 1 when any failed.
 
 - deploy/docker/Dockerfile: parses; the builder runs `cargo build --release --locked` with cache
   mounts and reproducibility settings; it builds only workspace packages and their binaries;
@@ -58,13 +59,17 @@ IRIS_SERVICES = {
 OTHER_SERVICES = ["redis", "otel-collector", "jaeger", "prometheus", "grafana"]
 COLLECTOR_PROMETHEUS_PORT = 8889
 
+VERBOSE = "-v" in sys.argv[1:] or os.environ.get("IRIS_DEPLOY_VERBOSE") == "1"
 failures = []
+passed = [0]
 
 
 def check(ok, what, detail=""):
-    """Records one check's outcome and prints it."""
+    """Records one check's outcome; prints failures, and passes too when verbose."""
     if ok:
-        print(f"ok   {what}")
+        passed[0] += 1
+        if VERBOSE:
+            print(f"ok   {what}")
     else:
         print(f"FAIL {what}{': ' + detail if detail else ''}")
         failures.append(what)
@@ -545,7 +550,10 @@ def check_dashboard(known, jobs):
     job_values = {o["value"] for o in variables.get("job", {}).get("options") or []}
     check(bool(job_values), "job variable (where the series come from)")
     for value in job_values:
-        check(set(value.split("|")) <= jobs, f"job variable value {value} names Prometheus scrape jobs")
+        check(any(re.fullmatch(value, job) for job in jobs), f"job variable value {value} matches a Prometheus scrape job")
+    for job in jobs:
+        matching = [v for v in job_values if re.fullmatch(v, job)]
+        check(len(matching) == 1, f"scrape job {job} is picked by exactly one job variable value", str(matching))
 
     used = set()
     for name, variable in variables.items():
@@ -630,9 +638,9 @@ def main():
     check_dashboard(known, jobs)
     check_operations_doc(known)
     if failures:
-        print(f"check-deploy: {len(failures)} check(s) failed")
+        print(f"check-deploy: {len(failures)} check(s) failed, {passed[0]} passed")
         return 1
-    print("check-deploy: all deploy files check out")
+    print(f"check-deploy: all {passed[0]} checks passed")
     return 0
 
 
