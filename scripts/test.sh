@@ -2,8 +2,9 @@
 # Runs every check and test of Iris Cluster: formatting, lints, unit and contract tests,
 # and the end-to-end tests that start private Redis servers and the real binaries
 # (and a real Hermes Agent, installed into its own virtual environment by install-hermes.sh,
-# and moto's S3-compatible server for the media store, by install-moto.sh), after the
-# Helm chart's offline checks (check-chart.sh).
+# and moto's S3-compatible server for the media store, by install-moto.sh), after the offline
+# checks of the Helm chart (check-chart.sh) and of the deployment files (container images,
+# compose, collector, dashboard: check-deploy.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,8 @@ cd "$(dirname "$0")/.."
 ./scripts/install-moto.sh
 echo "== helm chart" >&2
 ./scripts/check-chart.sh
+echo "== deploy files" >&2
+./scripts/check-deploy.sh
 echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check
 echo "== cargo clippy" >&2
