@@ -54,7 +54,10 @@ impl OtelSettings {
         .find_map(|name| var(name))?;
         let protocol = match var("OTEL_EXPORTER_OTLP_PROTOCOL").as_deref() {
             Some(p) if p.starts_with("http") => Protocol::HttpProtobuf,
-            _ => Protocol::Grpc,
+            Some(_) => Protocol::Grpc,
+            // Unset: the endpoint's port says which receiver it is (4318 is OTLP/HTTP's).
+            None if on_http_port(&endpoint) => Protocol::HttpProtobuf,
+            None => Protocol::Grpc,
         };
         let on = |name: &str| var(name).is_none_or(|v| !v.eq_ignore_ascii_case("none"));
         let settings = Self {
@@ -85,6 +88,13 @@ impl OtelSettings {
     }
 }
 
+/// Whether `endpoint` names port 4318, the OTLP/HTTP port.
+fn on_http_port(endpoint: &str) -> bool {
+    let authority = endpoint.split("://").last().unwrap_or(endpoint);
+    let host_port = authority.split('/').next().unwrap_or(authority);
+    host_port.rsplit(':').next() == Some("4318")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +119,22 @@ mod tests {
         let on = settings(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317")]).unwrap();
         assert_eq!(on.protocol, Protocol::Grpc);
         assert!(on.traces && on.metrics && on.logs);
+    }
+
+    #[test]
+    fn without_a_protocol_the_otlp_http_port_means_http() {
+        let http = settings(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")]).unwrap();
+        assert_eq!(http.protocol, Protocol::HttpProtobuf);
+        let path = settings(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/otlp")]).unwrap();
+        assert_eq!(path.protocol, Protocol::HttpProtobuf);
+        let forced = settings(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ])
+        .unwrap();
+        assert_eq!(forced.protocol, Protocol::Grpc);
+        let grpc = settings(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:14318")]).unwrap();
+        assert_eq!(grpc.protocol, Protocol::Grpc);
     }
 
     #[test]
