@@ -178,6 +178,31 @@ def dockerfile_stages():
     return stages
 
 
+def newest_dependency_rust_version():
+    """The highest `rust-version` among the locked dependencies, with its package, from
+    `cargo metadata` (None when cargo is not on PATH)."""
+    if shutil.which("cargo") is None:
+        return None
+    out = subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--locked", "--offline"],
+        cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        out = subprocess.run(["cargo", "metadata", "--format-version", "1", "--locked"],
+                             cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        check(False, "cargo metadata runs", out.stderr.strip()[:300])
+        return None
+    newest = None
+    for package in json.loads(out.stdout)["packages"]:
+        wanted = package.get("rust_version")
+        if not wanted:
+            continue
+        version = tuple(int(x) for x in wanted.split(".")[:2])
+        if newest is None or version > newest[0]:
+            newest = (version, f"{package['name']} {package['version']}")
+    return newest
+
+
 def stage_chain(stages, name):
     """The stage and every stage it is built FROM, nearest first."""
     by_name = {s["name"]: s for s in stages if s["name"]}
@@ -206,6 +231,12 @@ def check_dockerfile():
         need = tuple(int(x) for x in rust_version.split(".")[:2])
         check(m is not None and (int(m.group(1)), int(m.group(2))) >= need,
               f"builder image is rust:X.Y-bookworm with X.Y >= the workspace rust-version {rust_version}", builder["base"])
+        newest = newest_dependency_rust_version()
+        if newest is not None:
+            (version, package) = newest
+            check(need >= version,
+                  f"the workspace rust-version {rust_version} is at least every locked dependency's",
+                  f"{package} needs {'.'.join(map(str, version))}")
         runs = [v for i, v in builder["items"] if i == "RUN"]
         build = next((r for r in runs if "cargo build" in r), "")
         check(bool(build), "builder runs cargo build")
