@@ -11,6 +11,7 @@ pub use opentelemetry;
 
 mod histogram;
 mod labeled;
+pub mod process;
 mod set;
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};

@@ -16,7 +16,8 @@
 ///
 /// Kinds: `counter` (`AtomicU64`), `gauge` (`AtomicI64`), `labeled("label")`
 /// ([`LabeledCounter`](crate::metrics::LabeledCounter)), `histogram(BUCKETS)`
-/// ([`Histogram`](crate::metrics::Histogram), seconds).
+/// ([`Histogram`](crate::metrics::Histogram), seconds). The page and the meter also get the
+/// standard `process_*` series ([`process`](crate::metrics::process)).
 #[macro_export]
 macro_rules! metric_set {
     (
@@ -44,6 +45,7 @@ macro_rules! metric_set {
                 $(
                     $crate::metric_set!(@render out, self.$field, concat!($prefix, stringify!($field)), $help, $kind);
                 )*
+                $crate::metrics::process::render(&mut out);
                 out
             }
 
@@ -53,6 +55,7 @@ macro_rules! metric_set {
                 $(
                     $crate::metric_set!(@register self, meter, $field, concat!($prefix, stringify!($field)), $help, $kind);
                 )*
+                $crate::metrics::process::register(meter);
             }
         }
     };
