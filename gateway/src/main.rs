@@ -178,6 +178,10 @@ async fn drain_on_signal(
 }
 
 fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyhow::Result<()> {
+    // Bound before any actor starts: a taken port is reported as that, and nothing half-started
+    // is torn down.
+    let listener = std::net::TcpListener::bind(&gateway.listen)
+        .with_context(|| format!("cannot listen on {}", gateway.listen))?;
     actix_web::rt::System::new().block_on(async move {
         let endpoint = RedisEndpoint::parse(&cluster.redis_url)?;
         let redis = redis_conn::pool(&endpoint)?;
@@ -221,7 +225,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
         let unacked_limit = Duration::from_millis(gateway.client_timeout_ms);
         let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::routes))
             .on_connect(move |connection, _| http::tune_connection(connection, unacked_limit))
-            .bind(&gateway.listen)
+            .listen(listener)
             .with_context(|| format!("cannot listen on {}", gateway.listen))?
             .disable_signals()
             .shutdown_timeout(SHUTDOWN_GRACE_SECS)

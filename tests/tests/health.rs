@@ -66,3 +66,50 @@ async fn metrics_endpoint_serves_prometheus_text() {
         metrics.body
     );
 }
+
+/// Runs `binary serve`-style with `env` and returns (exit code, stderr) once it exits.
+fn run_until_exit(binary_name: &str, env: &[(&str, String)]) -> (Option<i32>, String) {
+    let mut command = std::process::Command::new(iris_tests::binaries::binary(binary_name));
+    command
+        .env("IRIS_REDIS_URL", "redis://127.0.0.1:1")
+        .env("RUST_LOG", "warn")
+        .env("NO_COLOR", "1")
+        .envs(env.iter().map(|(name, value)| (name, value)));
+    let child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting the node");
+    let output = child.wait_with_output().expect("waiting for the node");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Proves that a gateway and a worker whose HTTP port is taken exit with status 1 and
+/// say which address, instead of panicking on the way out.
+#[tokio::test]
+async fn a_node_whose_port_is_taken_says_so_and_exits() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("binding a port");
+    let addr = taken.local_addr().expect("its address").to_string();
+    for (binary_name, variable) in [
+        (iris_tests::binaries::GATEWAY, "IRIS_LISTEN"),
+        (iris_tests::binaries::WORKER, "IRIS_METRICS_LISTEN"),
+    ] {
+        let (code, stderr) = run_until_exit(binary_name, &[(variable, addr.clone())]);
+        assert_eq!(
+            code,
+            Some(1),
+            "{binary_name} exit status; stderr:\n{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("cannot listen on {addr}")),
+            "{binary_name} names the address:\n{stderr}"
+        );
+        assert!(
+            !stderr.contains("panicked"),
+            "{binary_name} panicked:\n{stderr}"
+        );
+    }
+}
