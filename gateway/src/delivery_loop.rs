@@ -30,6 +30,10 @@ use crate::state::GatewayState;
 const BLOCK_MS: u64 = 5_000;
 /// Most entries taken per read.
 const BATCH: usize = 1_000;
+/// Least time between two renewals of the stream's expiry (also the write that finds a
+/// demoted master): under load a read returns every few frames, and renewing after each
+/// would be one more round trip per read.
+const RENEW_EVERY: Duration = Duration::from_secs(1);
 
 /// Runs the delivery loop until the process ends.
 pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Registry>) {
@@ -92,6 +96,7 @@ impl Follower<'_> {
         let addr = connection.addr.as_str();
         // A write first: a demoted or cut-off master fails here, before the first read.
         expire_stream(conn, stream).await?;
+        let mut renewed = std::time::Instant::now();
         state.delivery_beat.store(now_ms(), Ordering::Relaxed);
         state.delivery_reading.store(true, Ordering::Relaxed);
         loop {
@@ -110,7 +115,10 @@ impl Follower<'_> {
                     return Err(redis_conn::not_master(addr));
                 }
             };
-            expire_stream(conn, stream).await?;
+            if renewed.elapsed() >= RENEW_EVERY {
+                expire_stream(conn, stream).await?;
+                renewed = std::time::Instant::now();
+            }
             redis_conn::ensure_master(endpoint, addr).await?;
             state.delivery_beat.store(now_ms(), Ordering::Relaxed);
             state.delivery_reading.store(true, Ordering::Relaxed);

@@ -12,16 +12,35 @@ use super::{
     LOOKUP_TIMEOUT, POOL_SIZE,
 };
 
-/// A pooled connection's server plus whether it turned out to be a demoted master.
+/// How long after its last use a pooled connection is handed out again without a PING.
+const TRUSTED_AFTER_USE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A pooled connection's server plus whether it turned out to be a demoted master or to
+/// have lost its link.
 pub struct TrackedConnection {
     conn: MultiplexedConnection,
     /// The server's address.
     addr: String,
     demoted: bool,
+    /// A command failed on the link itself (dropped, timed out): the pool discards it.
+    broken: bool,
     endpoint: RedisEndpoint,
 }
 
 impl TrackedConnection {
+    /// Notes a failure of the link itself, so the connection is not handed out again.
+    fn note_link<T>(&mut self, result: &redis::RedisResult<T>) {
+        if let Err(err) = result {
+            if err.is_io_error()
+                || err.is_connection_dropped()
+                || err.is_timeout()
+                || err.is_unrecoverable_error()
+            {
+                self.broken = true;
+            }
+        }
+    }
+
     /// Notes a refused write; with Sentinel, moves this connection to the master the
     /// Sentinels name next (waiting up to [`FOLLOW_TIMEOUT`] for them to name another
     /// server). Returns whether the command should be sent again (once: if the new master
@@ -63,6 +82,7 @@ impl managed::Manager for Manager {
             conn,
             addr,
             demoted: false,
+            broken: false,
             endpoint: self.endpoint.clone(),
         })
     }
@@ -70,16 +90,22 @@ impl managed::Manager for Manager {
     async fn recycle(
         &self,
         tracked: &mut TrackedConnection,
-        _: &Metrics,
+        metrics: &Metrics,
     ) -> RecycleResult<redis::RedisError> {
         if tracked.demoted {
             return Err(RecycleError::message("server refused writes"));
+        }
+        if tracked.broken {
+            return Err(RecycleError::message("the link to the server failed"));
         }
         if self.endpoint.is_sentinel() {
             if !Box::pin(self.endpoint.still_master(&tracked.addr)).await {
                 return Err(RecycleError::message("server is no longer the master"));
             }
-        } else {
+        } else if metrics.last_used() >= TRUSTED_AFTER_USE {
+            // Only a connection that sat idle is checked: under load a PING per checkout
+            // would be one more round trip per frame (a connection that broke since its last
+            // use fails its next command, is marked broken, and is not handed out again).
             redis::cmd("PING")
                 .query_async::<()>(&mut tracked.conn)
                 .await?;
@@ -124,6 +150,7 @@ impl ConnectionLike for Connection {
             if Box::pin(self.object.follow_after(&result)).await {
                 result = self.object.conn.req_packed_command(cmd).await;
             }
+            self.object.note_link(&result);
             result
         })
     }
@@ -141,6 +168,7 @@ impl ConnectionLike for Connection {
                 let conn = &mut self.object.conn;
                 result = conn.req_packed_commands(cmd, offset, count).await;
             }
+            self.object.note_link(&result);
             result
         })
     }
