@@ -21,6 +21,7 @@ const usage = `usage: node bench.js <${Object.keys(scenarios).join("|")}|all> [o
   --hold SECS (10)  --accounts A (50)  --devices D (2)  --rate R (chat: per account/s 1,
   fanout/reconnect-storm: total publishes/s 1000)  --duration SECS (10)  --frames N (10000)
   --repeats N (3)  --away-ms MS (1000)  --json FILE  --keep-logs
+  --recovery-ms MS (120000)  --recovery-runs-auth  --stream-maxlen N (100000)
   existing cluster: --gateway URL (repeatable) --redis URL --admin-key K`;
 
 const defaults = {
@@ -42,6 +43,7 @@ const defaults = {
   "admin-key": "bench-admin-key",
   "stream-maxlen": 100000,
   "recovery-ms": 120000,
+  "recovery-runs-auth": false,
   "echo-delay-ms": 0,
   help: false,
 };

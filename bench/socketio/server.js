@@ -21,6 +21,7 @@ const opts = parseArgs(process.argv.slice(2), {
   "admin-key": "bench-admin-key",
   "stream-maxlen": 100000,
   "recovery-ms": 120000,
+  "recovery-runs-auth": false,
 });
 
 const sha256 = (text) => crypto.createHash("sha256").update(text).digest("hex");
@@ -35,8 +36,11 @@ async function main() {
     transports: ["websocket"],
     serveClient: false,
     adapter: createAdapter(redis, { streamName: keys.adapterStream, maxLen: opts["stream-maxlen"] }),
-    // Recovered sessions run the auth middleware again, as every Iris hello authenticates.
-    connectionStateRecovery: { maxDisconnectionDuration: opts["recovery-ms"], skipMiddlewares: false },
+    // Socket.IO's default skips the auth middleware for a recovered session (the pid is the
+    // credential). --recovery-runs-auth runs it again, as every Iris hello authenticates; but
+    // then frames broadcast while it runs are lost (the restored socket is in its rooms but
+    // not yet in the namespace), which the reconnect-storm scenario shows.
+    connectionStateRecovery: { maxDisconnectionDuration: opts["recovery-ms"], skipMiddlewares: !opts["recovery-runs-auth"] },
   });
 
   io.use(async (socket, next) => {

@@ -21,6 +21,7 @@ class Publisher {
     this.errors = 0;
     this.inFlight = 0;
     this.running = false;
+    if (process.env.SIO_DEBUG) this.sentAt = new Map();
   }
 
   start() {
@@ -47,7 +48,9 @@ class Publisher {
     const seq = this.nextSeq.get(account) + 1;
     this.nextSeq.set(account, seq);
     this.inFlight++;
-    return publish(url, this.cluster.adminKey, account, { text: "bench frame", seq, t: nowMs() })
+    const t = nowMs();
+    if (this.sentAt) this.sentAt.set(`${account}/${seq}`, t);
+    return publish(url, this.cluster.adminKey, account, { text: "bench frame", seq, t })
       .then(
         () => {
           this.acked.get(account).add(seq);

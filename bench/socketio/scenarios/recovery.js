@@ -1,0 +1,63 @@
+// What reconnect-storm and replay share: per-device bookkeeping of the frames received
+// (bench seq, stream offset order, duplicates), priming every account with one frame so each
+// device holds an offset (Socket.IO can only recover from an offset it was sent), and
+// reconnecting a dropped device with its recovery session (pid + last offset).
+"use strict";
+
+const { connect, nowMs } = require("../lib/client");
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Stream ids "ms-n" compared numerically. */
+function offsetAfter(a, b) {
+  const [am, an] = a.split("-").map(Number);
+  const [bm, bn] = b.split("-").map(Number);
+  return am > bm || (am === bm && an > bn);
+}
+
+function track(dev) {
+  dev.received = new Set();
+  dev.duplicates = 0;
+  dev.outOfOrder = 0;
+  dev.lastOffset = null;
+}
+
+/** Frame callback for openDevices/connect: records a `message` frame's seq and offset. */
+function recordFrame(dev, event, payload, offset) {
+  if (event !== "message" || !payload || typeof payload.seq !== "number") return false;
+  if (dev.received.has(payload.seq)) dev.duplicates++;
+  else dev.received.add(payload.seq);
+  if (typeof offset === "string") {
+    if (dev.lastOffset && !offsetAfter(offset, dev.lastOffset)) dev.outOfOrder++;
+    dev.lastOffset = offset;
+  }
+  return true;
+}
+
+async function prime(publisher, devices, timeoutMs = 30000) {
+  await Promise.all(publisher.accounts.map((account, k) => publisher.send(account, publisher.cluster.gateways[k % publisher.cluster.gateways.length].url)));
+  const until = performance.now() + timeoutMs;
+  while (devices.some((d) => d.socket && !d.socket._lastOffset) && performance.now() < until) await sleep(20);
+  return devices.filter((d) => d.socket && !d.socket._lastOffset).length;
+}
+
+/** Reconnects a device (whose transport was dropped) to `url` with its recovery session. */
+async function reconnect(dev, url, onFrame) {
+  const old = dev.socket;
+  const auth = { token: dev.token, pid: old._pid, offset: old._lastOffset };
+  dev.reconnectStartedAt = nowMs();
+  dev.socket = await connect(url, auth, onFrame);
+  // The server answers with the same pid when it restored the session (the client's own
+  // `recovered` flag only works for its built-in reconnection).
+  dev.recovered = dev.socket._pid === auth.pid;
+  dev.connectedAt = nowMs();
+  return dev;
+}
+
+function missing(dev, acked) {
+  let n = 0;
+  for (const seq of acked) if (!dev.received.has(seq)) n++;
+  return n;
+}
+
+module.exports = { track, recordFrame, prime, reconnect, missing, sleep };
