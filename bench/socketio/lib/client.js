@@ -8,7 +8,7 @@ const { io } = require("socket.io-client");
 /** Epoch milliseconds with sub-millisecond precision, comparable across processes. */
 const nowMs = () => performance.timeOrigin + performance.now();
 
-function connect(url, auth, onFrame, timeoutMs = 30000) {
+function connect(url, auth, onFrame, timeoutMs = 30000, onTransportOpen = null) {
   return new Promise((resolve, reject) => {
     const socket = io(url, {
       transports: ["websocket"],
@@ -21,6 +21,7 @@ function connect(url, auth, onFrame, timeoutMs = 30000) {
       socket.close();
       reject(new Error("connect timeout"));
     }, timeoutMs);
+    if (onTransportOpen) socket.io.once("open", onTransportOpen);
     if (onFrame) {
       socket.onAny((event, payload, offset) => onFrame(event, payload, offset));
     }

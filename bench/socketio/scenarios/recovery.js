@@ -42,11 +42,11 @@ async function prime(publisher, devices, timeoutMs = 30000) {
 }
 
 /** Reconnects a device (whose transport was dropped) to `url` with its recovery session. */
-async function reconnect(dev, url, onFrame) {
+async function reconnect(dev, url, onFrame, onTransportOpen) {
   const old = dev.socket;
   const auth = { token: dev.token, pid: old._pid, offset: old._lastOffset };
   dev.reconnectStartedAt = nowMs();
-  dev.socket = await connect(url, auth, onFrame);
+  dev.socket = await connect(url, auth, onFrame, 30000, onTransportOpen);
   // The server answers with the same pid when it restored the session (the client's own
   // `recovered` flag only works for its built-in reconnection).
   dev.recovered = dev.socket._pid === auth.pid;
