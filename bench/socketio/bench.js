@@ -22,6 +22,7 @@ const usage = `usage: node bench.js <${Object.keys(scenarios).join("|")}|all> [o
   fanout/reconnect-storm: total publishes/s 1000)  --duration SECS (10)  --frames N (10000)
   --repeats N (3)  --away-ms MS (1000)  --json FILE  --keep-logs
   --recovery-ms MS (120000)  --recovery-runs-auth  --stream-maxlen N (100000)
+  --ping-interval-ms MS (15000, as IRIS_HEARTBEAT_INTERVAL_MS)
   existing cluster: --gateway URL (repeatable) --redis URL --admin-key K`;
 
 const defaults = {
@@ -44,6 +45,7 @@ const defaults = {
   "stream-maxlen": 100000,
   "recovery-ms": 120000,
   "recovery-runs-auth": false,
+  "ping-interval-ms": 15000,
   "echo-delay-ms": 0,
   help: false,
 };

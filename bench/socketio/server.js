@@ -22,6 +22,9 @@ const opts = parseArgs(process.argv.slice(2), {
   "stream-maxlen": 100000,
   "recovery-ms": 120000,
   "recovery-runs-auth": false,
+  // Iris pings every 15 s (IRIS_HEARTBEAT_INTERVAL_MS) and gives up after 45 s of silence.
+  "ping-interval-ms": 15000,
+  "ping-timeout-ms": 30000,
 });
 
 const sha256 = (text) => crypto.createHash("sha256").update(text).digest("hex");
@@ -35,6 +38,8 @@ async function main() {
   const io = new Server(httpServer, {
     transports: ["websocket"],
     serveClient: false,
+    pingInterval: opts["ping-interval-ms"],
+    pingTimeout: opts["ping-timeout-ms"],
     adapter: createAdapter(redis, { streamName: keys.adapterStream, maxLen: opts["stream-maxlen"] }),
     // Socket.IO's default skips the auth middleware for a recovered session (the pid is the
     // credential). --recovery-runs-auth runs it again, as every Iris hello authenticates; but

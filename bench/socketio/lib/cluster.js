@@ -91,7 +91,7 @@ class Cluster {
       this.workers.push({ pid: child.pid });
     }
     for (let i = 0; i < o.gateways; i++) {
-      const child = this.spawnNode("server.js", [...common, "--admin-key", this.adminKey, "--recovery-ms", String(o["recovery-ms"]), ...(o["recovery-runs-auth"] ? ["--recovery-runs-auth"] : [])], `gateway-${i}`);
+      const child = this.spawnNode("server.js", [...common, "--admin-key", this.adminKey, "--recovery-ms", String(o["recovery-ms"]), "--ping-interval-ms", String(o["ping-interval-ms"]), ...(o["recovery-runs-auth"] ? ["--recovery-runs-auth"] : [])], `gateway-${i}`);
       const port = await waitForLine(child, (l) => {
         try {
           return JSON.parse(l).listening;

@@ -33,6 +33,7 @@ module.exports = async function idle(cluster, opts) {
   const stillOpen = population.slice(0, n).filter((d) => d.socket && d.socket.connected).length;
   closeAll(population);
   const idleDelta = serverDelta(held, after, 0);
+  const openDelta = serverDelta(before, held, 0);
   const rssDelta = held.rss[0] === null ? null : held.rss[0] - before.rss[0];
   return result(
     "idle",
@@ -52,8 +53,12 @@ module.exports = async function idle(cluster, opts) {
       idle_cpu_s_per_s: idleDelta.cpu_s === null ? null : Number((idleDelta.cpu_s / idleDelta.seconds).toFixed(4)),
       gateway_rss_kb_before: before.rss[0],
       gateway_rss_kb_after: held.rss[0],
-      ping_interval_ms: 25000,
+      ping_interval_ms: opts["ping-interval-ms"],
       dropped_while_held: opened - stillOpen,
+      open_phase_s: Number(openDelta.seconds.toFixed(2)),
+      open_phase_server_cpu_s: openDelta.cpu_s,
+      // Near 1.0: the bench process, not the gateway, limited the connect rate.
+      open_phase_bench_cpu_share: openDelta.bench_cpu_share,
       bench_cpu_share: idleDelta.bench_cpu_share,
     }
   );
