@@ -19,8 +19,8 @@ const scenarios = {
 const usage = `usage: node bench.js <${Object.keys(scenarios).join("|")}|all> [options]
   --gateways N (2)  --workers N (1)  --connections N (idle 10000, reconnect-storm 2000)
   --hold SECS (10)  --accounts A (50)  --devices D (2)  --rate R (chat: per account/s 1,
-  fanout/reconnect-storm: total publishes/s 1000)  --duration SECS (10)  --frames N (10000)
-  --repeats N (3)  --away-ms MS (1000)  --json FILE  --keep-logs
+  fanout: total publishes/s 1000, reconnect-storm: 200)  --duration SECS (10)  --frames N (10000)
+  --repeats N (3)  --away-ms MS (1000)  --storm-timeout SECS (60)  --json FILE  --keep-logs
   --recovery-ms MS (120000)  --recovery-runs-auth  --stream-maxlen N (100000)
   --ping-interval-ms MS (15000, as IRIS_HEARTBEAT_INTERVAL_MS)
   existing cluster: --gateway URL (repeatable) --redis URL --admin-key K`;
@@ -37,6 +37,7 @@ const defaults = {
   frames: 10000,
   repeats: 3,
   "away-ms": 1000,
+  "storm-timeout": 60,
   json: "",
   "keep-logs": false,
   gateway: [],
@@ -54,7 +55,7 @@ const scenarioDefaults = {
   idle: { connections: 10000 },
   chat: { rate: 1 },
   fanout: { rate: 1000 },
-  "reconnect-storm": { connections: 2000, rate: 1000 },
+  "reconnect-storm": { connections: 2000, rate: 200 },
   replay: {},
 };
 
@@ -63,14 +64,22 @@ async function main() {
   const name = opts._[0];
   if (opts.help || !name || (name !== "all" && !scenarios[name])) {
     console.error(usage);
-    process.exit(name || opts.help ? 2 : 0);
+    process.exit(opts.help ? 0 : 2);
   }
   const names = name === "all" ? Object.keys(scenarios) : [name];
   const results = [];
+  let current = null;
+  const interrupted = async () => {
+    if (current) await current.stop().catch(() => {});
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
   for (const scenario of names) {
     const scenarioOpts = { ...opts };
     for (const [k, v] of Object.entries(scenarioDefaults[scenario])) if (!scenarioOpts[k]) scenarioOpts[k] = v;
-    const cluster = await new Cluster(scenarioOpts).start();
+    const cluster = (current = new Cluster(scenarioOpts));
+    await cluster.start();
     try {
       results.push(await scenarios[scenario](cluster, scenarioOpts));
     } catch (err) {
@@ -78,6 +87,7 @@ async function main() {
       process.exitCode = 1;
     } finally {
       await cluster.stop();
+      current = null;
     }
   }
   console.log(table(results));

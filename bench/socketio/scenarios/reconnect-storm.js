@@ -61,8 +61,12 @@ module.exports = async function reconnectStorm(cluster, opts) {
   await sleep(opts["away-ms"]);
   phase = "reconnecting";
   const stormStartedAt = nowMs();
+  // Reconnecting and catching up must end by this deadline; devices not back by then count as errors.
+  const deadline = performance.now() + opts["storm-timeout"] * 1000;
   let notRecovered = 0;
+  let abandoned = 0;
   await bounded(devices, 200, async (dev) => {
+    if (performance.now() > deadline) return abandoned++;
     try {
       await reconnect(dev, cluster.gateways[(dev.gateway + 1) % G].url, (e, p, o) => onFrame(dev, e, p, o));
       open++;
@@ -77,7 +81,7 @@ module.exports = async function reconnectStorm(cluster, opts) {
   });
   await publisher.stop();
   phase = "catching up";
-  const until = performance.now() + 30000;
+  const until = deadline;
   const back = devices.filter((d) => d.need);
   while (back.some((d) => !d.caughtUpAt) && performance.now() < until) await sleep(20);
   // Then the frames published after each device came back must arrive too.
@@ -108,7 +112,7 @@ module.exports = async function reconnectStorm(cluster, opts) {
       connections: devices.length,
       frames_per_s: frames / d.seconds,
       ...latencySummary(catchUp),
-      errors: errors + notRecovered + lost + duplicates + unprimed + (back.length - back.filter((x) => x.caughtUpAt).length),
+      errors: errors + abandoned + notRecovered + lost + duplicates + unprimed + (back.length - back.filter((x) => x.caughtUpAt).length),
       rss_per_conn_kb: null,
       cpu_s: d.cpu_s,
       redis_ops_per_s: d.redis_ops_per_s,
@@ -118,6 +122,10 @@ module.exports = async function reconnectStorm(cluster, opts) {
       latency: "per device: reconnect started -> holds every frame accepted for its account when it was back",
       time_to_all_caught_up_ms: Number.isFinite(lastCaughtUp) ? Number((lastCaughtUp - stormStartedAt).toFixed(1)) : null,
       not_recovered: notRecovered,
+      reconnect_failed: errors - opened.errors,
+      abandoned_at_deadline: abandoned,
+      not_caught_up: back.length - back.filter((x) => x.caughtUpAt).length,
+      storm_timeout_s: opts["storm-timeout"],
       lost,
       duplicates,
       out_of_order: outOfOrder,
