@@ -8,7 +8,7 @@
 #
 # Environment:
 #   CONNECTIONS (10000)     idle connections, on ONE gateway (20000 open files per process here)
-#   STORM_CONNECTIONS (2000) reconnect-storm clients
+#   STORM_CONNECTIONS (2000) reconnect-storm clients, STORM_RATE (200) publishes/s during it
 #   HOLD (10) DURATION (10) ACCOUNTS (50) DEVICES (2) CHAT_RATE (1, per account/s)
 #   FANOUT_RATE (1000, publishes/s)
 #   EXTRA_ARGS              more flags given to both tools
@@ -25,6 +25,7 @@ scenarios=("$@")
 
 CONNECTIONS=${CONNECTIONS:-10000}
 STORM_CONNECTIONS=${STORM_CONNECTIONS:-2000}
+STORM_RATE=${STORM_RATE:-200}
 HOLD=${HOLD:-10}
 DURATION=${DURATION:-10}
 ACCOUNTS=${ACCOUNTS:-50}
@@ -52,7 +53,7 @@ scenario_args() {
     idle) echo "--connections $CONNECTIONS --hold $HOLD" ;;
     chat) echo "--accounts $ACCOUNTS --devices $DEVICES --rate $CHAT_RATE --duration $DURATION" ;;
     fanout) echo "--accounts $ACCOUNTS --devices $DEVICES --rate $FANOUT_RATE --duration $DURATION" ;;
-    reconnect-storm) echo "--connections $STORM_CONNECTIONS" ;;
+    reconnect-storm) echo "--connections $STORM_CONNECTIONS --rate $STORM_RATE" ;;
     replay) echo "" ;;
     *) echo "unknown scenario: $1" >&2; return 1 ;;
   esac
@@ -82,5 +83,5 @@ for scenario in "${scenarios[@]}"; do
 done
 
 mkdir -p "$root/bench/results"
-note="Scenarios: ${scenarios[*]}. Parameters: CONNECTIONS=$CONNECTIONS STORM_CONNECTIONS=$STORM_CONNECTIONS HOLD=$HOLD DURATION=$DURATION ACCOUNTS=$ACCOUNTS DEVICES=$DEVICES CHAT_RATE=$CHAT_RATE FANOUT_RATE=$FANOUT_RATE EXTRA_ARGS=${EXTRA_ARGS:-}."
+note="Scenarios: ${scenarios[*]}. Parameters: CONNECTIONS=$CONNECTIONS STORM_CONNECTIONS=$STORM_CONNECTIONS STORM_RATE=$STORM_RATE HOLD=$HOLD DURATION=$DURATION ACCOUNTS=$ACCOUNTS DEVICES=$DEVICES CHAT_RATE=$CHAT_RATE FANOUT_RATE=$FANOUT_RATE EXTRA_ARGS=${EXTRA_ARGS:-}."
 node "$sio/compare.js" "${iris_files[@]}" "${sio_files[@]}" --out "$root/bench/results/$stamp" --note "$note"

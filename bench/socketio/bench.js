@@ -20,7 +20,8 @@ const usage = `usage: node bench.js <${Object.keys(scenarios).join("|")}|all> [o
   --gateways N (2)  --workers N (1)  --connections N (idle 10000, reconnect-storm 2000)
   --hold SECS (10)  --accounts A (50)  --devices D (2)  --rate R (chat: per account/s 1,
   fanout: total publishes/s 1000, reconnect-storm: 200)  --duration SECS (10)  --frames N (10000)
-  --repeats N (3)  --away-ms MS (1000)  --storm-timeout SECS (60)  --json FILE  --keep-logs
+  --repeats N (3)  --away-ms MS (1000)  --storm-timeout SECS (60)
+  --publish-during-reconnect  --json FILE  --keep-logs
   --recovery-ms MS (120000)  --recovery-runs-auth  --stream-maxlen N (100000)
   --ping-interval-ms MS (15000, as IRIS_HEARTBEAT_INTERVAL_MS)
   existing cluster: --gateway URL (repeatable) --redis URL --admin-key K`;
@@ -38,6 +39,7 @@ const defaults = {
   repeats: 3,
   "away-ms": 1000,
   "storm-timeout": 60,
+  "publish-during-reconnect": false,
   json: "",
   "keep-logs": false,
   gateway: [],

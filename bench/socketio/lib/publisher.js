@@ -64,6 +64,7 @@ class Publisher {
   }
 
   async stop() {
+    if (!this.done) return;
     this.running = false;
     await this.done;
   }

@@ -2,7 +2,8 @@
 // at once while frames keep being published (--rate); after --away-ms all reconnect to
 // ANOTHER gateway with connection state recovery (the counterpart of `sync {cursor}`).
 // Reports the time until every device holds every frame published to its account, the
-// per-device catch-up time, and verifies nothing was lost or duplicated.
+// per-device catch-up time (publishing stops as they start coming back, unless
+// --publish-during-reconnect), and verifies nothing was lost or duplicated.
 "use strict";
 
 const { openDevices, closeAll, accountName } = require("./devices");
@@ -59,6 +60,9 @@ module.exports = async function reconnectStorm(cluster, opts) {
   for (const dev of devices) dropTransport(dev.socket);
   open = 0;
   await sleep(opts["away-ms"]);
+  // By default publishing stops when the devices start coming back: while it goes on, each
+  // Socket.IO restore keeps re-reading the stream (see the README) and a storm may never end.
+  if (!opts["publish-during-reconnect"]) await publisher.stop();
   phase = "reconnecting";
   const stormStartedAt = nowMs();
   // Reconnecting and catching up must end by this deadline; devices not back by then count as errors.
@@ -132,6 +136,7 @@ module.exports = async function reconnectStorm(cluster, opts) {
       unprimed,
       away_ms: opts["away-ms"],
       publish_rate: opts.rate,
+      publish_during_reconnect: opts["publish-during-reconnect"],
       published: publisher.accepted,
       semantics:
         "connection state recovery: replays the adapter stream after the last offset the device got (no per-account seq, no cursor 0: every device is first sent one frame); the session lives --recovery-ms and the stream holds --stream-maxlen entries for ALL accounts",
