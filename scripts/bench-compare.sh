@@ -10,7 +10,9 @@
 #   CONNECTIONS (10000)     idle connections, on ONE gateway (20000 open files per process here)
 #   STORM_CONNECTIONS (2000) reconnect-storm clients, STORM_RATE (200) publishes/s during it
 #   HOLD (10) DURATION (10) ACCOUNTS (50) DEVICES (2) CHAT_RATE (1, per account/s)
-#   FANOUT_RATE (1000, publishes/s)
+#   FANOUT_ACCOUNTS (100) FANOUT_DEVICES (5) FANOUT_RATE (1000, publishes/s)
+#   STORM_QUIET (1)         also run the Socket.IO storm with publishing stopped at the drop
+#                           (reconnect-storm-quiet; Socket.IO only: see docs/performance.md)
 #   EXTRA_ARGS              more flags given to both tools
 #   SKIP_BUILD=1            do not run cargo build (use IRIS_BIN_DIR as it is)
 #   IRIS_BIN_DIR            where iris-gateway, iris-worker and iris-bench are (target/release)
@@ -31,6 +33,8 @@ DURATION=${DURATION:-10}
 ACCOUNTS=${ACCOUNTS:-50}
 DEVICES=${DEVICES:-2}
 CHAT_RATE=${CHAT_RATE:-1}
+FANOUT_ACCOUNTS=${FANOUT_ACCOUNTS:-100}
+FANOUT_DEVICES=${FANOUT_DEVICES:-5}
 FANOUT_RATE=${FANOUT_RATE:-1000}
 IRIS_BIN_DIR=${IRIS_BIN_DIR:-$root/target/release}
 IRIS_BENCH=${IRIS_BENCH:-$IRIS_BIN_DIR/iris-bench}
@@ -52,7 +56,7 @@ scenario_args() {
   case "$1" in
     idle) echo "--connections $CONNECTIONS --hold $HOLD" ;;
     chat) echo "--accounts $ACCOUNTS --devices $DEVICES --rate $CHAT_RATE --duration $DURATION" ;;
-    fanout) echo "--accounts $ACCOUNTS --devices $DEVICES --rate $FANOUT_RATE --duration $DURATION" ;;
+    fanout) echo "--accounts $FANOUT_ACCOUNTS --devices $FANOUT_DEVICES --rate $FANOUT_RATE --duration $DURATION" ;;
     reconnect-storm) echo "--connections $STORM_CONNECTIONS --rate $STORM_RATE" ;;
     replay) echo "" ;;
     *) echo "unknown scenario: $1" >&2; return 1 ;;
@@ -80,8 +84,14 @@ for scenario in "${scenarios[@]}"; do
   else
     echo "socketio $scenario failed" >&2
   fi
+  if [ "$scenario" = reconnect-storm ] && [ "${STORM_QUIET:-1}" = 1 ]; then
+    echo "== reconnect-storm-quiet: socketio bench.js ${args[*]} --quiet-reconnect ${extra[*]}" >&2
+    if (cd "$sio" && node bench.js "$scenario" "${args[@]}" --quiet-reconnect "${extra[@]}" --json "$work/socketio-$scenario-quiet.json"); then
+      sio_files+=(--socketio "$work/socketio-$scenario-quiet.json")
+    fi
+  fi
 done
 
 mkdir -p "$root/bench/results"
-note="Scenarios: ${scenarios[*]}. Parameters: CONNECTIONS=$CONNECTIONS STORM_CONNECTIONS=$STORM_CONNECTIONS STORM_RATE=$STORM_RATE HOLD=$HOLD DURATION=$DURATION ACCOUNTS=$ACCOUNTS DEVICES=$DEVICES CHAT_RATE=$CHAT_RATE FANOUT_RATE=$FANOUT_RATE EXTRA_ARGS=${EXTRA_ARGS:-}."
+note="Scenarios: ${scenarios[*]}. Parameters: CONNECTIONS=$CONNECTIONS STORM_CONNECTIONS=$STORM_CONNECTIONS STORM_RATE=$STORM_RATE HOLD=$HOLD DURATION=$DURATION ACCOUNTS=$ACCOUNTS DEVICES=$DEVICES CHAT_RATE=$CHAT_RATE FANOUT_ACCOUNTS=$FANOUT_ACCOUNTS FANOUT_DEVICES=$FANOUT_DEVICES FANOUT_RATE=$FANOUT_RATE EXTRA_ARGS=${EXTRA_ARGS:-}."
 node "$sio/compare.js" "${iris_files[@]}" "${sio_files[@]}" --out "$root/bench/results/$stamp" --note "$note"

@@ -18,10 +18,10 @@ const scenarios = {
 
 const usage = `usage: node bench.js <${Object.keys(scenarios).join("|")}|all> [options]
   --gateways N (2)  --workers N (1)  --connections N (idle 10000, reconnect-storm 2000)
-  --hold SECS (10)  --accounts A (50)  --devices D (2)  --rate R (chat: per account/s 1,
+  --hold SECS (10)  --accounts A (chat 50, fanout 100)  --devices D (2, fanout 5)  --rate R (chat: per account/s 1,
   fanout: total publishes/s 1000, reconnect-storm: 200)  --duration SECS (10)  --frames N (10000)
-  --repeats N (3)  --away-ms MS (1000)  --storm-timeout SECS (60)
-  --publish-during-reconnect  --json FILE  --keep-logs
+  --repeats N (3)  --away-ms MS (0)  --storm-timeout SECS (60)
+  --quiet-reconnect (reconnect-storm stops publishing at the drop)  --json FILE  --keep-logs
   --recovery-ms MS (120000)  --recovery-runs-auth  --stream-maxlen N (100000)
   --ping-interval-ms MS (15000, as IRIS_HEARTBEAT_INTERVAL_MS)
   existing cluster: --gateway URL (repeatable) --redis URL --admin-key K`;
@@ -31,15 +31,15 @@ const defaults = {
   workers: 1,
   connections: 0,
   hold: 10,
-  accounts: 50,
-  devices: 2,
+  accounts: 0,
+  devices: 0,
   rate: 0,
   duration: 10,
   frames: 10000,
   repeats: 3,
-  "away-ms": 1000,
+  "away-ms": 0,
   "storm-timeout": 60,
-  "publish-during-reconnect": false,
+  "quiet-reconnect": false,
   json: "",
   "keep-logs": false,
   gateway: [],
@@ -54,10 +54,10 @@ const defaults = {
 };
 
 const scenarioDefaults = {
-  idle: { connections: 10000 },
-  chat: { rate: 1 },
-  fanout: { rate: 1000 },
-  "reconnect-storm": { connections: 2000, rate: 200 },
+  idle: { connections: 10000, devices: 2 },
+  chat: { accounts: 50, devices: 2, rate: 1 },
+  fanout: { accounts: 100, devices: 5, rate: 1000 },
+  "reconnect-storm": { connections: 2000, devices: 2, rate: 200 },
   replay: {},
 };
 

@@ -89,7 +89,7 @@ module.exports = async function chat(cluster, opts) {
       redis_cmds_per_frame: d.redis_cmds_per_frame,
     },
     {
-      latency: "message.send -> first message.update on another device (p*_ms); stop_* -> message.stop",
+      latency_is: "message.send -> first message.update on another device (p*_ms); stop_* -> message.stop",
       stop_p50_ms: latencySummary(stopHist).p50_ms,
       stop_p99_ms: latencySummary(stopHist).p99_ms,
       stop_p999_ms: latencySummary(stopHist).p999_ms,

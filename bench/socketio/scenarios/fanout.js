@@ -59,7 +59,7 @@ module.exports = async function fanout(cluster, opts) {
       redis_cmds_per_frame: d.redis_cmds_per_frame,
     },
     {
-      latency: "HTTP publish request sent -> frame received on each device",
+      latency_is: "HTTP publish request sent -> frame received on each device",
       target_publish_rate: opts.rate,
       published_per_s: Number((publisher.accepted / sendSeconds).toFixed(1)),
       delivered: frames,

@@ -48,7 +48,7 @@ module.exports = async function idle(cluster, opts) {
       redis_cmds_per_frame: null,
     },
     {
-      latency: "connect (websocket open + Socket.IO CONNECT with token auth)",
+      latency_is: "connect (websocket open + Socket.IO CONNECT with token auth)",
       hold_s: opts.hold,
       idle_cpu_s_per_s: idleDelta.cpu_s === null ? null : Number((idleDelta.cpu_s / idleDelta.seconds).toFixed(4)),
       gateway_rss_kb_before: before.rss[0],

@@ -114,7 +114,7 @@ module.exports = async function replay(cluster, opts) {
       redis_cmds_per_frame: replayedFrames ? Number((commands / replayedFrames).toFixed(4)) : null,
     },
     {
-      latency: "transport open (CONNECT with pid + offset sent) -> all frames received; total_* from the connect call (includes the websocket handshake)",
+      latency_is: "transport open (CONNECT with pid + offset sent) -> all frames received; total_* from the connect call (includes the websocket handshake)",
       total_p50_ms: total.p50_ms,
       total_p99_ms: total.p99_ms,
       frames: n,
