@@ -23,7 +23,7 @@ function connect(url, auth, onFrame, timeoutMs = 30000, onTransportOpen = null) 
     }, timeoutMs);
     if (onTransportOpen) socket.io.once("open", onTransportOpen);
     if (onFrame) {
-      socket.onAny((event, payload, offset) => onFrame(event, payload, offset));
+      socket.onAny((event, payload, offset) => onFrame(event, payload, offset, socket));
     }
     socket.once("connect", () => {
       clearTimeout(timer);

@@ -93,10 +93,10 @@ module.exports = async function chat(cluster, opts) {
       stop_p50_ms: latencySummary(stopHist).p50_ms,
       stop_p99_ms: latencySummary(stopHist).p99_ms,
       stop_p999_ms: latencySummary(stopHist).p999_ms,
-      sent,
+      turns_sent: sent,
       unanswered: lost,
       accounts: opts.accounts,
-      devices: opts.devices,
+      devices_per_account: opts.devices,
       rate_per_account: opts.rate,
       bench_cpu_share: d.bench_cpu_share,
     }

@@ -60,12 +60,13 @@ module.exports = async function fanout(cluster, opts) {
     },
     {
       latency_is: "HTTP publish request sent -> frame received on each device",
-      target_publish_rate: opts.rate,
-      published_per_s: Number((publisher.accepted / sendSeconds).toFixed(1)),
-      delivered: frames,
-      expected,
       accounts: opts.accounts,
-      devices: opts.devices,
+      devices_per_account: opts.devices,
+      publish_rate_target: opts.rate,
+      published: publisher.accepted,
+      publish_rate: Number((publisher.accepted / sendSeconds).toFixed(1)),
+      frames_expected: expected,
+      frames_received: frames,
       bench_cpu_share: d.bench_cpu_share,
     }
   );

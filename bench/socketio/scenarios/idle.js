@@ -55,8 +55,11 @@ module.exports = async function idle(cluster, opts) {
       gateway_rss_kb_after: held.rss[0],
       ping_interval_ms: opts["ping-interval-ms"],
       dropped_while_held: opened - stillOpen,
-      open_phase_s: Number(openDelta.seconds.toFixed(2)),
-      open_phase_server_cpu_s: openDelta.cpu_s,
+      requested_connections: n,
+      open_s: Number(openDelta.seconds.toFixed(2)),
+      opened_per_s: Number((opened / openDelta.seconds).toFixed(1)),
+      open_gateway_cpu_s: openDelta.cpu_s,
+      gateway_rss_delta_mb: rssDelta === null ? null : Number((rssDelta / 1024).toFixed(1)),
       // Near 1.0: the bench process, not the gateway, limited the connect rate.
       open_phase_bench_cpu_share: openDelta.bench_cpu_share,
       bench_cpu_share: idleDelta.bench_cpu_share,

@@ -41,15 +41,33 @@ async function prime(publisher, devices, timeoutMs = 30000) {
   return devices.filter((d) => d.socket && !d.socket._lastOffset).length;
 }
 
-/** Reconnects a device (whose transport was dropped) to `url` with its recovery session. */
-async function reconnect(dev, url, onFrame, onTransportOpen) {
+/**
+ * Reconnects a device (whose transport was dropped) to `url` with its recovery session. A
+ * reconnect that races the old server's storing of the session gets a fresh session; that
+ * connection is closed at once (before any frame) and the same session tried again, up to
+ * `attempts` times, as iris-bench retries a reconnect.
+ */
+async function reconnect(dev, url, onFrame, onTransportOpen, attempts = 10) {
   const old = dev.socket;
   const auth = { token: dev.token, pid: old._pid, offset: old._lastOffset };
   dev.reconnectStartedAt = nowMs();
-  dev.socket = await connect(url, auth, onFrame, 30000, onTransportOpen);
-  // The server answers with the same pid when it restored the session (the client's own
-  // `recovered` flag only works for its built-in reconnection).
-  dev.recovered = dev.socket._pid === auth.pid;
+  dev.retries = 0;
+  for (let attempt = 1; ; attempt++) {
+    // Frames buffered before CONNECT (the missed ones) are emitted right after the pid is
+    // known and before "connect": count them only for the restored session.
+    const onRecoveredFrame = onFrame ? (e, p, o, s) => s._pid === auth.pid && onFrame(e, p, o) : null;
+    const socket = await connect(url, auth, onRecoveredFrame, 30000, onTransportOpen);
+    // The server answers with the same pid when it restored the session (the client's own
+    // `recovered` flag only works for its built-in reconnection).
+    dev.recovered = socket._pid === auth.pid;
+    if (dev.recovered || attempt >= attempts) {
+      dev.socket = socket;
+      break;
+    }
+    socket.close();
+    dev.retries++;
+    await sleep(50 * attempt);
+  }
   dev.connectedAt = nowMs();
   return dev;
 }

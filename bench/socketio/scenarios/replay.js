@@ -117,8 +117,10 @@ module.exports = async function replay(cluster, opts) {
       latency_is: "transport open (CONNECT with pid + offset sent) -> all frames received; total_* from the connect call (includes the websocket handshake)",
       total_p50_ms: total.p50_ms,
       total_p99_ms: total.p99_ms,
-      frames: n,
-      repeats: opts.repeats,
+      frames_per_round: n,
+      rounds: opts.repeats,
+      frames_replayed: replayedFrames,
+      target_ms: 100,
       out_of_stream_order: outOfOrder,
       // Published 32 at a time, so the stream order (the replay order) is not the bench's seq order.
       seq_inversions: seqInversions,
