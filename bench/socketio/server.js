@@ -35,6 +35,10 @@ async function main() {
   await redis.connect();
 
   const httpServer = http.createServer((req, res) => handleApi(req, res, redis, io));
+  // Longer than any pause between the bench's publishes, so a kept-alive connection is not
+  // closed under a request being sent on it (Node's default is 5 s).
+  httpServer.keepAliveTimeout = 120000;
+  httpServer.headersTimeout = 121000;
   const io = new Server(httpServer, {
     transports: ["websocket"],
     serveClient: false,
