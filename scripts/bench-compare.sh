@@ -72,23 +72,20 @@ for scenario in "${scenarios[@]}"; do
   read -r -a args <<<"$(scenario_args "$scenario")"
   if [ -z "${SKIP_IRIS:-}" ]; then
     echo "== $scenario: iris-bench ${args[*]} ${extra[*]}" >&2
-    if (cd "$root" && "$IRIS_BENCH" "$scenario" --bin-dir "$IRIS_BIN_DIR" "${args[@]}" "${extra[@]}" --json "$work/iris-$scenario.json"); then
-      iris_files+=(--iris "$work/iris-$scenario.json")
-    else
-      echo "iris-bench $scenario failed" >&2
-    fi
+    (cd "$root" && "$IRIS_BENCH" "$scenario" --bin-dir "$IRIS_BIN_DIR" "${args[@]}" "${extra[@]}" --json "$work/iris-$scenario.json") ||
+      echo "iris-bench $scenario exited with $?" >&2
+    # A run that counted errors may still have written its results: they show in the table.
+    [ -s "$work/iris-$scenario.json" ] && iris_files+=(--iris "$work/iris-$scenario.json")
   fi
   echo "== $scenario: socketio bench.js ${args[*]} ${extra[*]}" >&2
-  if (cd "$sio" && node bench.js "$scenario" "${args[@]}" "${extra[@]}" --json "$work/socketio-$scenario.json"); then
-    sio_files+=(--socketio "$work/socketio-$scenario.json")
-  else
-    echo "socketio $scenario failed" >&2
-  fi
+  (cd "$sio" && node bench.js "$scenario" "${args[@]}" "${extra[@]}" --json "$work/socketio-$scenario.json") ||
+    echo "socketio bench.js $scenario exited with $?" >&2
+  [ -s "$work/socketio-$scenario.json" ] && sio_files+=(--socketio "$work/socketio-$scenario.json")
   if [ "$scenario" = reconnect-storm ] && [ "${STORM_QUIET:-1}" = 1 ]; then
     echo "== reconnect-storm-quiet: socketio bench.js ${args[*]} --quiet-reconnect ${extra[*]}" >&2
-    if (cd "$sio" && node bench.js "$scenario" "${args[@]}" --quiet-reconnect "${extra[@]}" --json "$work/socketio-$scenario-quiet.json"); then
-      sio_files+=(--socketio "$work/socketio-$scenario-quiet.json")
-    fi
+    (cd "$sio" && node bench.js "$scenario" "${args[@]}" --quiet-reconnect "${extra[@]}" --json "$work/socketio-$scenario-quiet.json") ||
+      echo "socketio bench.js $scenario --quiet-reconnect exited with $?" >&2
+    [ -s "$work/socketio-$scenario-quiet.json" ] && sio_files+=(--socketio "$work/socketio-$scenario-quiet.json")
   fi
 done
 
