@@ -271,6 +271,13 @@ def check_dockerfile():
                 check(not ignored(source, patterns), f"COPY source {source} is not excluded by .dockerignore")
         for member in members:
             check(member in copied, f"workspace member {member} is copied (cargo loads every member)")
+        patched = tomllib.loads((ROOT / "Cargo.toml").read_text()).get("patch", {})
+        for registry in patched.values():
+            for crate, spec in registry.items():
+                if isinstance(spec, dict) and "path" in spec:
+                    path = spec["path"].strip("/")
+                    check(any(path == c or path.startswith(c + "/") for c in copied),
+                          f"patched crate {crate} ({path}) is copied (cargo resolves [patch] paths)")
         check("Cargo.lock" in copied, "Cargo.lock is copied (--locked)")
         def copied_path(path):
             return any(path == c or path.startswith(c + "/") for c in copied)
@@ -514,7 +521,8 @@ def metric_list():
     names = [l.strip() for l in METRICS_LIST.read_text().splitlines() if l.strip() and not l.startswith("#")]
     check(len(names) == len(set(names)), "metrics.txt has no duplicates")
     for name in names:
-        check(re.fullmatch(r"iris_(gateway|worker)_[a-z0-9_]+", name) is not None, f"metrics.txt: {name} is a valid iris name")
+        check(re.fullmatch(r"(iris_(gateway|worker)|process)_[a-z0-9_]+", name) is not None,
+              f"metrics.txt: {name} is an iris or standard process series name")
     return set(names)
 
 
