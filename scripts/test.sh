@@ -4,7 +4,8 @@
 # (and a real Hermes Agent, installed into its own virtual environment by install-hermes.sh,
 # and moto's S3-compatible server for the media store, by install-moto.sh), after the offline
 # checks of the Helm chart (check-chart.sh) and of the deployment files (container images,
-# compose, collector, dashboard: check-deploy.sh).
+# compose, collector, dashboard: check-deploy.sh); the Socket.IO baseline's own tests run
+# with npm before the Rust tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,5 +22,7 @@ echo "== cargo clippy" >&2
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo build (binaries the end-to-end tests start)" >&2
 cargo build --workspace --bins
+echo "== Socket.IO baseline (bench/socketio: ratio code and every scenario, small)" >&2
+(cd bench/socketio && npm ci --no-audit --no-fund --loglevel=error && npm test)
 echo "== cargo test" >&2
 cargo test --workspace -- --test-threads "${IRIS_TEST_THREADS:-4}"
