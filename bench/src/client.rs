@@ -55,10 +55,13 @@ impl Connection {
         let config = WebSocketConfig::default()
             .read_buffer_size(4096)
             .write_buffer_size(0);
-        let (ws, _) =
-            tokio_tungstenite::client_async_with_config(gateway.ws_url.as_str(), stream, Some(config))
-                .await
-                .with_context(|| format!("WebSocket upgrade at {}", gateway.ws_url))?;
+        let (ws, _) = tokio_tungstenite::client_async_with_config(
+            gateway.ws_url.as_str(),
+            stream,
+            Some(config),
+        )
+        .await
+        .with_context(|| format!("WebSocket upgrade at {}", gateway.ws_url))?;
         Ok(Self { ws, next_id: 1 })
     }
 

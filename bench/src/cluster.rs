@@ -144,7 +144,6 @@ impl Cluster {
             command
                 .env("IRIS_METRICS_LISTEN", format!("127.0.0.1:{port}"))
                 .env("IRIS_ECHO_DELAY_MS", "0")
-                .env("IRIS_LEASE_TTL_MS", options.lease_ttl_ms.to_string())
                 .envs(spec.worker_env.iter().map(|(k, v)| (*k, v)));
             workers.push(Some(NodeProcess::spawn(&node_id, command, &run_dir)?));
             worker_metrics.push(format!("http://127.0.0.1:{port}"));
@@ -177,7 +176,12 @@ impl Cluster {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         loop {
             let mut unready = None;
-            for base in self.gateways.iter().map(|g| &g.http).chain(&self.worker_metrics) {
+            for base in self
+                .gateways
+                .iter()
+                .map(|g| &g.http)
+                .chain(&self.worker_metrics)
+            {
                 if !ready(&http, base).await {
                     unready = Some(format!("{base}/readyz is not 200"));
                     break;
@@ -187,7 +191,10 @@ impl Cluster {
                 let owned = self.partitions_owned(&http).await;
                 let total: f64 = owned.iter().flatten().sum();
                 if total < f64::from(self.partitions) {
-                    unready = Some(format!("workers own {total} of {} partitions", self.partitions));
+                    unready = Some(format!(
+                        "workers own {total} of {} partitions",
+                        self.partitions
+                    ));
                 }
             }
             let Some(reason) = unready else { return Ok(()) };

@@ -24,7 +24,11 @@ pub struct CostSnapshot {
 
 impl CostSnapshot {
     /// Scrapes every node (a node that does not answer counts as 0) and Redis.
-    pub async fn take(cluster: &Cluster, http: &reqwest::Client, redis: Option<&RedisProbe>) -> Self {
+    pub async fn take(
+        cluster: &Cluster,
+        http: &reqwest::Client,
+        redis: Option<&RedisProbe>,
+    ) -> Self {
         let mut snapshot = Self {
             at: Instant::now(),
             gateway_rss_bytes: 0.0,
@@ -35,9 +39,13 @@ impl CostSnapshot {
         };
         for gateway in &cluster.gateways {
             if let Ok(page) = MetricsPage::fetch(http, &gateway.http).await {
-                snapshot.gateway_rss_bytes += page.value("process_resident_memory_bytes").unwrap_or(0.0);
+                snapshot.gateway_rss_bytes +=
+                    page.value("process_resident_memory_bytes").unwrap_or(0.0);
                 snapshot.gateway_cpu_s += page.value("process_cpu_seconds_total").unwrap_or(0.0);
-                add_buckets(&mut snapshot.delivery_buckets, &page.buckets(DELIVERY_LATENCY));
+                add_buckets(
+                    &mut snapshot.delivery_buckets,
+                    &page.buckets(DELIVERY_LATENCY),
+                );
             }
         }
         for worker in &cluster.worker_metrics {
@@ -84,7 +92,10 @@ impl CostDelta {
         self.gateway_rss_bytes += other.gateway_rss_bytes;
         self.gateway_cpu_s += other.gateway_cpu_s;
         self.worker_cpu_s += other.worker_cpu_s;
-        self.redis_commands = self.redis_commands.zip(other.redis_commands).map(|(a, b)| a + b);
+        self.redis_commands = self
+            .redis_commands
+            .zip(other.redis_commands)
+            .map(|(a, b)| a + b);
         self.redis_cpu_s = self.redis_cpu_s.zip(other.redis_cpu_s).map(|(a, b)| a + b);
         add_buckets(&mut self.delivery_buckets, &other.delivery_buckets);
     }

@@ -41,7 +41,12 @@ impl Accounts {
         let names: Vec<String> = (0..count)
             .map(|i| format!("bench-{}-{label}-{i}", bench.run_id))
             .collect();
-        let bases: Vec<String> = bench.cluster.gateways.iter().map(|g| g.http.clone()).collect();
+        let bases: Vec<String> = bench
+            .cluster
+            .gateways
+            .iter()
+            .map(|g| g.http.clone())
+            .collect();
         let tokens = bench
             .api
             .create_tokens(&bases, &names, bench.options.api_concurrency)
@@ -77,7 +82,9 @@ pub async fn open_devices(
                         Some(device)
                     }
                     Err(err) => {
-                        stats.error(format!("opening device {index} of account {account}: {err:#}"));
+                        stats.error(format!(
+                            "opening device {index} of account {account}: {err:#}"
+                        ));
                         None
                     }
                 }

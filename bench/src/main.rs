@@ -26,7 +26,10 @@ use crate::options::Options;
 
 fn main() -> ExitCode {
     let options = Options::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("iris-bench: cannot start the runtime: {err}");

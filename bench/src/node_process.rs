@@ -18,8 +18,8 @@ impl NodeProcess {
     /// Starts `command`, its stdout and stderr going to `<log_dir>/<name>.log`.
     pub fn spawn(name: &str, mut command: Command, log_dir: &Path) -> Result<Self> {
         let log_path = log_dir.join(format!("{name}.log"));
-        let log = File::create(&log_path)
-            .with_context(|| format!("creating {}", log_path.display()))?;
+        let log =
+            File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
         let log_for_stderr = log.try_clone()?;
         let child = command
             .stdin(Stdio::null())

@@ -34,7 +34,11 @@ pub struct Options {
     #[arg(long = "gateway", env = "IRIS_BENCH_GATEWAY", value_delimiter = ',')]
     pub existing_gateways: Vec<String>,
     /// An existing worker's metrics endpoint, `http://host:port` (repeatable).
-    #[arg(long = "worker-metrics", env = "IRIS_BENCH_WORKER_METRICS", value_delimiter = ',')]
+    #[arg(
+        long = "worker-metrics",
+        env = "IRIS_BENCH_WORKER_METRICS",
+        value_delimiter = ','
+    )]
     pub existing_worker_metrics: Vec<String>,
     /// The existing cluster's Redis (`redis://...`), for INFO and outbox checks.
     #[arg(long = "redis", env = "IRIS_BENCH_REDIS")]
@@ -68,7 +72,7 @@ pub struct Options {
     /// Repetitions (replay, takeover).
     #[arg(long, env = "IRIS_BENCH_REPEATS", default_value_t = 3)]
     pub repeats: usize,
-    /// `IRIS_LEASE_TTL_MS` given to the workers (takeover; spawned clusters).
+    /// `IRIS_LEASE_TTL_MS` given to the workers of the takeover's spawned clusters.
     #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 2000)]
     pub lease_ttl_ms: u64,
     /// Connections being opened at once.

@@ -37,7 +37,8 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     let devices = open_devices(bench, &accounts, per_account, total, |_, d| d).await;
     let opened = devices.len() as u64;
 
-    let sent: Arc<Vec<AtomicU64>> = Arc::new((0..account_count).map(|_| AtomicU64::new(0)).collect());
+    let sent: Arc<Vec<AtomicU64>> =
+        Arc::new((0..account_count).map(|_| AtomicU64::new(0)).collect());
     let (stop_sending, sending_stopped) = watch::channel(false);
     let (stop_all, all_stopped) = watch::channel(false);
     let mut senders = tokio::task::JoinSet::new();
@@ -50,10 +51,25 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
             let phase = period.mul_f64(device.account as f64 / account_count as f64);
             let stop = sending_stopped.clone();
             let done = all_stopped.clone();
-            senders.spawn(send_turns(device.connection, device.account, period, phase, sent, stats, stop, done));
+            senders.spawn(send_turns(
+                device.connection,
+                device.account,
+                period,
+                phase,
+                sent,
+                stats,
+                stop,
+                done,
+            ));
         } else {
             let stop = sending_stopped.clone();
-            receivers.spawn(watch_turns(device.connection, device.account, sent, stats, stop));
+            receivers.spawn(watch_turns(
+                device.connection,
+                device.account,
+                sent,
+                stats,
+                stop,
+            ));
         }
     }
     stats.set_phase("load");
@@ -82,7 +98,10 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     result.latencies(&stats.latency());
     Bench::fill_costs(&mut result, &cost, frames);
     let (p50, p99, p999) = quantiles_ms(&stop_latency);
-    result.put("latency_is", "message.send -> first message.update on another device".into());
+    result.put(
+        "latency_is",
+        "message.send -> first message.update on another device".into(),
+    );
     result.put("stop_p50_ms", p50.into());
     result.put("stop_p99_ms", p99.into());
     result.put("stop_p999_ms", p999.into());

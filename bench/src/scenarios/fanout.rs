@@ -32,7 +32,14 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     stats.set_phase("tokens");
     let accounts = Accounts::create(bench, "fanout", account_count).await?;
     stats.set_phase("opening");
-    let devices = open_devices(bench, &accounts, per_account, account_count * per_account, |_, d| d).await;
+    let devices = open_devices(
+        bench,
+        &accounts,
+        per_account,
+        account_count * per_account,
+        |_, d| d,
+    )
+    .await;
     let opened = devices.len() as u64;
     let delivered = Arc::new(AtomicU64::new(0));
     let (stop, stopped) = watch::channel(false);
@@ -79,7 +86,10 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     result.frames_per_s = got as f64 / load_s;
     result.latencies(&stats.latency());
     Bench::fill_costs(&mut result, &cost, got);
-    result.put("latency_is", "publish request sent -> message on a device".into());
+    result.put(
+        "latency_is",
+        "publish request sent -> message on a device".into(),
+    );
     result.put("accounts", account_count.into());
     result.put("devices_per_account", per_account.into());
     result.put("publish_rate_target", rate.into());

@@ -78,7 +78,10 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     result.put("open_s", open_s.into());
     result.put("opened_per_s", (opened as f64 / open_s.max(1e-6)).into());
     result.put("open_gateway_cpu_s", opening.gateway_cpu_s.into());
-    result.put("gateway_rss_delta_mb", (opening.gateway_rss_bytes / 1048576.0).into());
+    result.put(
+        "gateway_rss_delta_mb",
+        (opening.gateway_rss_bytes / 1048576.0).into(),
+    );
     result.put("hold_s", holding.seconds.into());
     result.put(
         "idle_cpu_percent_of_a_core",

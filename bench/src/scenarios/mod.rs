@@ -103,13 +103,22 @@ pub async fn run(name: ScenarioName, options: &Options) -> Result<ScenarioResult
     let started = Instant::now();
     let spec = SpawnSpec {
         // Idle measures memory per connection on one gateway.
-        gateways: if name == ScenarioName::Idle { 1 } else { options.gateways.max(1) },
+        gateways: if name == ScenarioName::Idle {
+            1
+        } else {
+            options.gateways.max(1)
+        },
         workers: if name == ScenarioName::Takeover {
             options.workers.max(2)
         } else {
             options.workers.max(1)
         },
-        worker_env: Vec::new(),
+        // Only the takeover measures the lease TTL; the others run the nodes' default.
+        worker_env: if name == ScenarioName::Takeover {
+            vec![("IRIS_LEASE_TTL_MS", options.lease_ttl_ms.to_string())]
+        } else {
+            Vec::new()
+        },
     };
     if name == ScenarioName::Takeover {
         return takeover::run(options, spec).await;

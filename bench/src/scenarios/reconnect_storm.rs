@@ -49,6 +49,9 @@ struct Storm {
 /// One device's story.
 struct Outcome {
     account: usize,
+    index: usize,
+    /// The cursor the reconnected device synced from.
+    sync_cursor: Option<u64>,
     initial_cursor: u64,
     seqs: Vec<u64>,
     catch_up_us: Option<u64>,
@@ -79,7 +82,8 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
         retries: AtomicU64::new(0),
         replayed: AtomicU64::new(0),
     });
-    let holdings: Arc<Vec<AtomicU64>> = Arc::new(devices.iter().map(|_| AtomicU64::new(0)).collect());
+    let holdings: Arc<Vec<AtomicU64>> =
+        Arc::new(devices.iter().map(|_| AtomicU64::new(0)).collect());
     let first_cursors: Vec<(usize, u64)> = devices.iter().map(|d| (d.account, d.cursor)).collect();
     let mut tasks = tokio::task::JoinSet::new();
     for (slot, device) in devices.into_iter().enumerate() {
@@ -104,7 +108,9 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
         drop_now.send_replace(true);
         stats.set_phase("reconnecting");
         let return_deadline = drop_instant + RETURN_TIMEOUT;
-        while storm.synced.load(Ordering::Relaxed) < device_count && Instant::now() < return_deadline {
+        while storm.synced.load(Ordering::Relaxed) < device_count
+            && Instant::now() < return_deadline
+        {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let all_back_s = drop_instant.elapsed().as_secs_f64();
@@ -139,7 +145,12 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     // last live frames (or the deadline), then collect what each holds.
     let expected_total: u64 = first_cursors
         .iter()
-        .map(|&(account, cursor)| outboxes[account].iter().filter(|&&seq| seq > cursor).count() as u64)
+        .map(|&(account, cursor)| {
+            outboxes[account]
+                .iter()
+                .filter(|&&seq| seq > cursor)
+                .count() as u64
+        })
         .sum();
     let all_holding_deadline = Instant::now() + DRAIN_TIMEOUT;
     let mut all_holding_s = None;
@@ -181,8 +192,22 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
             .copied()
             .filter(|&seq| seq > outcome.initial_cursor)
             .collect();
-        lost += expected.iter().filter(|seq| held.binary_search(seq).is_err()).count() as u64;
-        foreign += held.iter().filter(|seq| expected.binary_search(seq).is_err()).count() as u64;
+        let missing: Vec<u64> = expected
+            .iter()
+            .copied()
+            .filter(|seq| held.binary_search(seq).is_err())
+            .collect();
+        if !missing.is_empty() {
+            stats.error(format!(
+                "account {} device {}: missing seqs {missing:?}; first cursor {}, synced from {:?}, held {held:?}",
+                outcome.account, outcome.index, outcome.initial_cursor, outcome.sync_cursor
+            ));
+        }
+        lost += missing.len() as u64;
+        foreign += held
+            .iter()
+            .filter(|seq| expected.binary_search(seq).is_err())
+            .count() as u64;
     }
     for (count, what) in [
         (lost, "frames lost"),
@@ -201,7 +226,10 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     result.frames_per_s = frames_held as f64 / publish_s;
     result.latencies(&catch_up);
     Bench::fill_costs(&mut result, &cost, frames_held);
-    result.put("latency_is", "drop -> sync.done on the new gateway, per device".into());
+    result.put(
+        "latency_is",
+        "drop -> sync.done on the new gateway, per device".into(),
+    );
     result.put("all_back_s", all_back_s.into());
     if let Some(s) = all_holding_s {
         result.put("all_holding_everything_s", s.into());
@@ -209,10 +237,19 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     result.put("accounts", accounts.names.len().into());
     result.put("publish_rate_target", rate.into());
     result.put("published", accepted.into());
-    result.put("outbox_frames", outboxes.iter().map(Vec::len).sum::<usize>().into());
+    result.put(
+        "outbox_frames",
+        outboxes.iter().map(Vec::len).sum::<usize>().into(),
+    );
     result.put("frames_held", frames_held.into());
-    result.put("replayed_in_sync", storm.replayed.load(Ordering::Relaxed).into());
-    result.put("reconnect_retries", storm.retries.load(Ordering::Relaxed).into());
+    result.put(
+        "replayed_in_sync",
+        storm.replayed.load(Ordering::Relaxed).into(),
+    );
+    result.put(
+        "reconnect_retries",
+        storm.retries.load(Ordering::Relaxed).into(),
+    );
     result.put("lost", lost.into());
     result.put("duplicates", duplicates.into());
     result.put("devices_back", (outcomes.len() as u64 - never_back).into());
@@ -239,6 +276,8 @@ async fn live_through_the_storm(
     };
     let mut outcome = Outcome {
         account: device.account,
+        index: device.index,
+        sync_cursor: None,
         initial_cursor: device.cursor,
         seqs: Vec::new(),
         catch_up_us: None,
@@ -273,6 +312,7 @@ async fn live_through_the_storm(
             tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
         }
         let cursor = seqs.iter().copied().max().unwrap_or(device.cursor);
+        outcome.sync_cursor = Some(cursor);
         let result = async {
             let mut fresh = Connection::open(gateway, slot).await?;
             fresh.hello(&token, &device_id(device.index)).await?;
@@ -303,7 +343,11 @@ async fn live_through_the_storm(
         outcome.seqs = seqs;
         return outcome;
     };
-    outcome.catch_up_us = Some(stats.now_us().saturating_sub(storm.drop_us.load(Ordering::Relaxed)));
+    outcome.catch_up_us = Some(
+        stats
+            .now_us()
+            .saturating_sub(storm.drop_us.load(Ordering::Relaxed)),
+    );
     storm.synced.fetch_add(1, Ordering::Relaxed);
     stats.connection_opened();
 

@@ -109,7 +109,10 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     if let Some(cost) = &cost {
         Bench::fill_costs(&mut result, cost, replayed_total);
     }
-    result.put("latency_is", "sync sent -> sync.done with every frame".into());
+    result.put(
+        "latency_is",
+        "sync sent -> sync.done with every frame".into(),
+    );
     result.put("frames_per_round", frames.into());
     result.put("rounds", repeats.into());
     result.put("frames_replayed", replayed_total.into());

@@ -73,11 +73,24 @@ pub async fn run(options: &Options, spec: SpawnSpec) -> Result<ScenarioResult> {
         }
         Bench::fill_costs(&mut result, &cost, 0);
     }
-    result.put("latency_is", "kill -9 of the chat's worker -> message.send answered".into());
+    result.put(
+        "latency_is",
+        "kill -9 of the chat's worker -> message.send answered".into(),
+    );
     result.put("lease_ttl_ms", options.lease_ttl_ms.into());
     result.put("target_ms", 2000.0.into());
-    result.put("answer_ms", rounds.iter().map(|r| ms(r.answer)).collect::<Vec<_>>().into());
-    result.put("stop_ms", rounds.iter().map(|r| ms(r.stop)).collect::<Vec<_>>().into());
+    result.put(
+        "answer_ms",
+        rounds
+            .iter()
+            .map(|r| ms(r.answer))
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    result.put(
+        "stop_ms",
+        rounds.iter().map(|r| ms(r.stop)).collect::<Vec<_>>().into(),
+    );
     result.put(
         "all_partitions_ms",
         rounds
