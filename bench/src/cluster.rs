@@ -1,0 +1,354 @@
+//! The cluster a scenario runs on. Spawned: a private `redis-server` on a free port with
+//! its own directory, N gateways and M workers from `--bin-dir`, every node on free
+//! ports, logging into a run directory; or an existing cluster given by URLs. Either way
+//! the scenarios see the same thing: gateway addresses, worker metrics endpoints, Redis.
+
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::metrics_scrape::MetricsPage;
+use crate::node_process::NodeProcess;
+use crate::options::Options;
+
+/// How long spawned nodes may take to become ready.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// `hello` attempts per second and burst per client address given to spawned gateways:
+/// every benchmark device connects from the same host.
+const HELLO_LIMIT: &str = "1000000";
+
+/// What to spawn.
+#[derive(Debug, Clone)]
+pub struct SpawnSpec {
+    pub gateways: usize,
+    pub workers: usize,
+    /// Extra environment of every worker.
+    pub worker_env: Vec<(&'static str, String)>,
+}
+
+/// One gateway as the bench reaches it.
+#[derive(Debug, Clone)]
+pub struct Gateway {
+    /// `http://host:port` (server API, `/metrics`).
+    pub http: String,
+    /// `ws://host:port/ws`.
+    pub ws_url: String,
+    /// The address connections are opened to.
+    pub addr: SocketAddr,
+}
+
+/// The processes of a spawned cluster; all are killed when it drops.
+struct Spawned {
+    run_dir: PathBuf,
+    redis: NodeProcess,
+    gateways: Vec<NodeProcess>,
+    workers: Vec<Option<NodeProcess>>,
+    keep_run_dir: bool,
+}
+
+/// The cluster under test.
+pub struct Cluster {
+    pub gateways: Vec<Gateway>,
+    /// Each worker's `http://host:port` serving `/metrics`.
+    pub worker_metrics: Vec<String>,
+    /// Node id of each spawned worker (empty for an existing cluster).
+    pub worker_node_ids: Vec<String>,
+    pub redis_url: Option<String>,
+    pub admin_key: String,
+    pub partitions: u32,
+    spawned: Option<Spawned>,
+}
+
+impl Cluster {
+    /// The cluster of `options`: the existing one it names, or a new one of `spec`.
+    pub async fn prepare(options: &Options, spec: SpawnSpec) -> Result<Self> {
+        if options.existing_cluster() {
+            return Self::existing(options);
+        }
+        let cluster = Self::spawn(options, spec)?;
+        cluster.wait_ready().await?;
+        Ok(cluster)
+    }
+
+    fn existing(options: &Options) -> Result<Self> {
+        let gateways = options
+            .existing_gateways
+            .iter()
+            .map(|url| gateway_at(url))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            gateways,
+            worker_metrics: options
+                .existing_worker_metrics
+                .iter()
+                .map(|url| url.trim_end_matches('/').to_owned())
+                .collect(),
+            worker_node_ids: Vec::new(),
+            redis_url: options.existing_redis.clone(),
+            admin_key: options.admin_key.clone(),
+            partitions: options.partitions,
+            spawned: None,
+        })
+    }
+
+    fn spawn(options: &Options, spec: SpawnSpec) -> Result<Self> {
+        let gateway_bin = binary(&options.bin_dir, "iris-gateway")?;
+        let worker_bin = binary(&options.bin_dir, "iris-worker")?;
+        let run_dir = run_directory()?;
+        let redis_port = free_port()?;
+        let redis_dir = run_dir.join("redis-data");
+        std::fs::create_dir_all(&redis_dir)?;
+        let mut redis_command = Command::new(redis_server()?);
+        redis_command
+            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
+            .arg("--dir")
+            .arg(&redis_dir)
+            .args(["--save", "", "--appendonly", "no", "--maxclients", "10000"]);
+        let redis = NodeProcess::spawn("redis", redis_command, &run_dir)?;
+        let redis_url = format!("redis://127.0.0.1:{redis_port}");
+        let common_env = |command: &mut Command, node_id: &str| {
+            command
+                .env("IRIS_REDIS_URL", &redis_url)
+                .env("IRIS_PARTITIONS", options.partitions.to_string())
+                .env("IRIS_NODE_ID", node_id)
+                .env("RUST_LOG", &options.node_log)
+                .env("NO_COLOR", "1");
+        };
+        let mut gateways = Vec::new();
+        let mut gateway_processes = Vec::new();
+        for index in 0..spec.gateways {
+            let port = free_port()?;
+            let node_id = format!("bench-gw-{}", index + 1);
+            let mut command = Command::new(&gateway_bin);
+            command.arg("serve");
+            common_env(&mut command, &node_id);
+            command
+                .env("IRIS_LISTEN", format!("127.0.0.1:{port}"))
+                .env("IRIS_ADMIN_KEY", &options.admin_key)
+                .env("IRIS_HELLO_RATE", HELLO_LIMIT)
+                .env("IRIS_HELLO_BURST", HELLO_LIMIT);
+            gateway_processes.push(NodeProcess::spawn(&node_id, command, &run_dir)?);
+            gateways.push(gateway_at(&format!("http://127.0.0.1:{port}"))?);
+        }
+        let mut worker_metrics = Vec::new();
+        let mut worker_node_ids = Vec::new();
+        let mut workers = Vec::new();
+        for index in 0..spec.workers {
+            let port = free_port()?;
+            let node_id = format!("bench-worker-{}", index + 1);
+            let mut command = Command::new(&worker_bin);
+            common_env(&mut command, &node_id);
+            command
+                .env("IRIS_METRICS_LISTEN", format!("127.0.0.1:{port}"))
+                .env("IRIS_ECHO_DELAY_MS", "0")
+                .envs(spec.worker_env.iter().map(|(k, v)| (*k, v)));
+            workers.push(Some(NodeProcess::spawn(&node_id, command, &run_dir)?));
+            worker_metrics.push(format!("http://127.0.0.1:{port}"));
+            worker_node_ids.push(node_id);
+        }
+        if !options.quiet {
+            eprintln!("cluster logs in {}", run_dir.display());
+        }
+        Ok(Self {
+            gateways,
+            worker_metrics,
+            worker_node_ids,
+            redis_url: Some(redis_url),
+            admin_key: options.admin_key.clone(),
+            partitions: options.partitions,
+            spawned: Some(Spawned {
+                run_dir,
+                redis,
+                gateways: gateway_processes,
+                workers,
+                keep_run_dir: true,
+            }),
+        })
+    }
+
+    /// Waits until every gateway and worker answers `/readyz` 200 and the workers hold
+    /// every partition between them.
+    async fn wait_ready(&self) -> Result<()> {
+        let http = reqwest::Client::new();
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            let mut unready = None;
+            for base in self
+                .gateways
+                .iter()
+                .map(|g| &g.http)
+                .chain(&self.worker_metrics)
+            {
+                if !ready(&http, base).await {
+                    unready = Some(format!("{base}/readyz is not 200"));
+                    break;
+                }
+            }
+            if unready.is_none() && !self.worker_metrics.is_empty() {
+                let owned = self.partitions_owned(&http).await;
+                let total: f64 = owned.iter().flatten().sum();
+                if total < f64::from(self.partitions) {
+                    unready = Some(format!(
+                        "workers own {total} of {} partitions",
+                        self.partitions
+                    ));
+                }
+            }
+            let Some(reason) = unready else { return Ok(()) };
+            self.check_alive()?;
+            if Instant::now() > deadline {
+                bail!("cluster not ready within {STARTUP_TIMEOUT:?}: {reason}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Each worker's `iris_worker_partitions_owned` (`None` where it does not answer).
+    pub async fn partitions_owned(&self, http: &reqwest::Client) -> Vec<Option<f64>> {
+        let mut owned = Vec::new();
+        for base in &self.worker_metrics {
+            let page = MetricsPage::fetch(http, base).await.ok();
+            owned.push(page.and_then(|p| p.value("iris_worker_partitions_owned")));
+        }
+        owned
+    }
+
+    /// Fails with the log's end if a spawned process has exited.
+    pub fn check_alive(&self) -> Result<()> {
+        let Some(spawned) = &self.spawned else {
+            return Ok(());
+        };
+        // `exited` needs `&mut`; a process that died shows in its log, so read it there.
+        let processes = std::iter::once(&spawned.redis)
+            .chain(&spawned.gateways)
+            .chain(spawned.workers.iter().flatten());
+        for process in processes {
+            if process_gone(process) {
+                bail!("{} exited\n{}", process.name(), process.log_tail(30));
+            }
+        }
+        Ok(())
+    }
+
+    /// SIGKILLs spawned worker `index`.
+    pub fn kill_worker(&mut self, index: usize) -> Result<()> {
+        let Some(spawned) = &mut self.spawned else {
+            bail!("killing a worker needs a spawned cluster");
+        };
+        match spawned.workers.get_mut(index).and_then(Option::take) {
+            Some(mut process) => {
+                process.kill();
+                Ok(())
+            }
+            None => bail!("no running worker {index}"),
+        }
+    }
+
+    /// The run directory is removed when the cluster drops (the scenario went well).
+    pub fn discard_logs(&mut self) {
+        if let Some(spawned) = &mut self.spawned {
+            spawned.keep_run_dir = false;
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        for worker in self.workers.iter_mut().flatten() {
+            worker.kill();
+        }
+        for gateway in &mut self.gateways {
+            gateway.kill();
+        }
+        self.redis.kill();
+        if self.keep_run_dir {
+            eprintln!("cluster logs kept in {}", self.run_dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.run_dir);
+        }
+    }
+}
+
+/// Whether the process behind `process` has ended (its `/proc` entry is gone or a zombie).
+fn process_gone(process: &NodeProcess) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{}/stat", process.pid()));
+    match status {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => true,
+    }
+}
+
+async fn ready(http: &reqwest::Client, base: &str) -> bool {
+    let response = http
+        .get(format!("{base}/readyz"))
+        .timeout(Duration::from_secs(2))
+        .send()
+        .await;
+    response.is_ok_and(|r| r.status().is_success())
+}
+
+/// A gateway given as `http://host:port`.
+fn gateway_at(url: &str) -> Result<Gateway> {
+    let http = url.trim_end_matches('/').to_owned();
+    let host_port = http
+        .strip_prefix("http://")
+        .with_context(|| format!("gateway {url}: expected http://host:port"))?;
+    let addr = host_port
+        .to_socket_addrs()
+        .with_context(|| format!("resolving {host_port}"))?
+        .next()
+        .with_context(|| format!("{host_port} resolves to nothing"))?;
+    Ok(Gateway {
+        ws_url: format!("ws://{host_port}/ws"),
+        http,
+        addr,
+    })
+}
+
+/// `dir/name`, or an error saying how to build it.
+fn binary(dir: &Path, name: &str) -> Result<PathBuf> {
+    let path = dir.join(name);
+    if !path.is_file() {
+        bail!(
+            "{} is missing: run cargo build --release -p iris-gateway -p iris-worker \
+             (or pass --bin-dir)",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// `redis-server` from PATH (or where the Debian package puts it).
+fn redis_server() -> Result<PathBuf> {
+    let from_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("redis-server"))
+            .find(|candidate| candidate.is_file())
+    });
+    let path = from_path.unwrap_or_else(|| PathBuf::from("/usr/bin/redis-server"));
+    if !path.is_file() {
+        bail!("redis-server not found: install it (scripts/install-deps.sh)");
+    }
+    Ok(path)
+}
+
+/// A fresh directory for one run's logs and Redis files.
+fn run_directory() -> Result<PathBuf> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!("iris-bench-{}-{stamp}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// A local port that was free a moment ago.
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}

@@ -1,0 +1,125 @@
+//! What a stretch of load cost the cluster: scrapes taken before and after it (gateway
+//! resident memory and CPU, worker CPU, Redis commands and CPU, the gateways' delivery
+//! latency histogram) and their differences.
+
+use std::time::Instant;
+
+use crate::cluster::Cluster;
+use crate::metrics_scrape::{add_buckets, bucket_delta, bucket_quantile, MetricsPage};
+use crate::redis_probe::{RedisCounters, RedisProbe};
+
+/// The gateways' histogram of worker emit → socket write.
+const DELIVERY_LATENCY: &str = "iris_gateway_delivery_latency_seconds";
+
+/// The cluster's counters at one moment.
+#[derive(Debug, Clone)]
+pub struct CostSnapshot {
+    at: Instant,
+    gateway_rss_bytes: f64,
+    gateway_cpu_s: f64,
+    worker_cpu_s: f64,
+    redis: Option<RedisCounters>,
+    delivery_buckets: Vec<(f64, f64)>,
+}
+
+impl CostSnapshot {
+    /// Scrapes every node (a node that does not answer counts as 0) and Redis.
+    pub async fn take(
+        cluster: &Cluster,
+        http: &reqwest::Client,
+        redis: Option<&RedisProbe>,
+    ) -> Self {
+        let mut snapshot = Self {
+            at: Instant::now(),
+            gateway_rss_bytes: 0.0,
+            gateway_cpu_s: 0.0,
+            worker_cpu_s: 0.0,
+            redis: None,
+            delivery_buckets: Vec::new(),
+        };
+        for gateway in &cluster.gateways {
+            if let Ok(page) = MetricsPage::fetch(http, &gateway.http).await {
+                snapshot.gateway_rss_bytes +=
+                    page.value("process_resident_memory_bytes").unwrap_or(0.0);
+                snapshot.gateway_cpu_s += page.value("process_cpu_seconds_total").unwrap_or(0.0);
+                add_buckets(
+                    &mut snapshot.delivery_buckets,
+                    &page.buckets(DELIVERY_LATENCY),
+                );
+            }
+        }
+        for worker in &cluster.worker_metrics {
+            if let Ok(page) = MetricsPage::fetch(http, worker).await {
+                snapshot.worker_cpu_s += page.value("process_cpu_seconds_total").unwrap_or(0.0);
+            }
+        }
+        if let Some(redis) = redis {
+            snapshot.redis = redis.counters().await.ok();
+        }
+        snapshot
+    }
+}
+
+/// The difference between two snapshots.
+#[derive(Debug, Clone)]
+pub struct CostDelta {
+    pub seconds: f64,
+    pub gateway_rss_bytes: f64,
+    pub gateway_cpu_s: f64,
+    pub worker_cpu_s: f64,
+    pub redis_commands: Option<f64>,
+    pub redis_cpu_s: Option<f64>,
+    delivery_buckets: Vec<(f64, f64)>,
+}
+
+impl CostDelta {
+    pub fn between(before: &CostSnapshot, after: &CostSnapshot) -> Self {
+        let redis = before.redis.zip(after.redis);
+        Self {
+            seconds: after.at.duration_since(before.at).as_secs_f64().max(1e-6),
+            gateway_rss_bytes: after.gateway_rss_bytes - before.gateway_rss_bytes,
+            gateway_cpu_s: after.gateway_cpu_s - before.gateway_cpu_s,
+            worker_cpu_s: after.worker_cpu_s - before.worker_cpu_s,
+            redis_commands: redis.map(|(b, a)| a.commands - b.commands),
+            redis_cpu_s: redis.map(|(b, a)| a.cpu_seconds - b.cpu_seconds),
+            delivery_buckets: bucket_delta(&before.delivery_buckets, &after.delivery_buckets),
+        }
+    }
+
+    /// Adds another window's costs (several short windows reported as one).
+    pub fn add(&mut self, other: &CostDelta) {
+        self.seconds += other.seconds;
+        self.gateway_rss_bytes += other.gateway_rss_bytes;
+        self.gateway_cpu_s += other.gateway_cpu_s;
+        self.worker_cpu_s += other.worker_cpu_s;
+        self.redis_commands = self
+            .redis_commands
+            .zip(other.redis_commands)
+            .map(|(a, b)| a + b);
+        self.redis_cpu_s = self.redis_cpu_s.zip(other.redis_cpu_s).map(|(a, b)| a + b);
+        add_buckets(&mut self.delivery_buckets, &other.delivery_buckets);
+    }
+
+    /// CPU seconds of gateways and workers together.
+    pub fn cpu_s(&self) -> f64 {
+        self.gateway_cpu_s + self.worker_cpu_s
+    }
+
+    /// Redis commands per second over the window.
+    pub fn redis_ops_per_s(&self) -> f64 {
+        self.redis_commands.unwrap_or(0.0) / self.seconds
+    }
+
+    /// Redis commands per frame delivered (`None` without frames or without Redis).
+    pub fn redis_cmds_per_frame(&self, frames: u64) -> Option<f64> {
+        (frames > 0)
+            .then_some(())
+            .and(self.redis_commands)
+            .map(|commands| commands / frames as f64)
+    }
+
+    /// Quantile `q` of the gateways' delivery latency in the window (ms).
+    pub fn delivery_latency_ms(&self, q: f64) -> Option<f64> {
+        bucket_quantile(&self.delivery_buckets, q).map(|s| s * 1000.0)
+    }
+}

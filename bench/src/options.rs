@@ -1,0 +1,140 @@
+//! The command line: which scenario to run, the cluster to run it on (spawned or existing)
+//! and each scenario's knobs. Knobs left unset take the scenario's own default, so `all`
+//! runs every scenario at its documented size.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// Load generator for Iris Cluster (docs/performance.md, "Benchmarks").
+#[derive(Debug, Clone, Parser)]
+#[command(name = "iris-bench", version)]
+pub struct Options {
+    /// The scenario to run (`all` runs each in turn, one cluster per scenario).
+    #[arg(value_enum)]
+    pub scenario: ScenarioName,
+
+    /// Gateways to spawn.
+    #[arg(long, env = "IRIS_BENCH_GATEWAYS", default_value_t = 2)]
+    pub gateways: usize,
+    /// Workers to spawn (`takeover` always spawns 2).
+    #[arg(long, env = "IRIS_BENCH_WORKERS", default_value_t = 1)]
+    pub workers: usize,
+    /// Directory holding the `iris-gateway` and `iris-worker` binaries to spawn.
+    #[arg(long, env = "IRIS_BENCH_BIN_DIR", default_value = "target/release")]
+    pub bin_dir: PathBuf,
+    /// `IRIS_PARTITIONS` of the spawned nodes (also used to find a chat's partition).
+    #[arg(long, env = "IRIS_PARTITIONS", default_value_t = 64)]
+    pub partitions: u32,
+    /// `RUST_LOG` of the spawned nodes.
+    #[arg(long, env = "IRIS_BENCH_NODE_LOG", default_value = "warn")]
+    pub node_log: String,
+
+    /// An existing gateway, `http://host:port` (repeatable); with it nothing is spawned.
+    #[arg(long = "gateway", env = "IRIS_BENCH_GATEWAY", value_delimiter = ',')]
+    pub existing_gateways: Vec<String>,
+    /// An existing worker's metrics endpoint, `http://host:port` (repeatable).
+    #[arg(
+        long = "worker-metrics",
+        env = "IRIS_BENCH_WORKER_METRICS",
+        value_delimiter = ','
+    )]
+    pub existing_worker_metrics: Vec<String>,
+    /// The existing cluster's Redis (`redis://...`), for INFO and outbox checks.
+    #[arg(long = "redis", env = "IRIS_BENCH_REDIS")]
+    pub existing_redis: Option<String>,
+    /// The server API key (`IRIS_ADMIN_KEY`); spawned gateways get this one.
+    #[arg(long, env = "IRIS_ADMIN_KEY", default_value = "iris-bench-admin-key")]
+    pub admin_key: String,
+
+    /// Connections (idle: default 19000 on one gateway; reconnect-storm: default 2000).
+    #[arg(long, env = "IRIS_BENCH_CONNECTIONS")]
+    pub connections: Option<usize>,
+    /// Seconds the idle connections are held.
+    #[arg(long, env = "IRIS_BENCH_HOLD", default_value_t = 10)]
+    pub hold: u64,
+    /// Accounts (chat: default 50; fanout: default 100).
+    #[arg(long, env = "IRIS_BENCH_ACCOUNTS")]
+    pub accounts: Option<usize>,
+    /// Devices per account (chat, idle, reconnect-storm: default 2; fanout: default 5).
+    #[arg(long, env = "IRIS_BENCH_DEVICES")]
+    pub devices: Option<usize>,
+    /// Rate: chat `message.send`s per second per account (default 1); fanout and
+    /// reconnect-storm publishes per second in total (default 1000 and 200).
+    #[arg(long, env = "IRIS_BENCH_RATE")]
+    pub rate: Option<f64>,
+    /// Seconds of load (chat, fanout; reconnect-storm's publishing before the drop).
+    #[arg(long, env = "IRIS_BENCH_DURATION", default_value_t = 10)]
+    pub duration: u64,
+    /// Frames published while the device is away (replay).
+    #[arg(long, env = "IRIS_BENCH_FRAMES", default_value_t = 10_000)]
+    pub frames: usize,
+    /// Repetitions (replay, takeover).
+    #[arg(long, env = "IRIS_BENCH_REPEATS", default_value_t = 3)]
+    pub repeats: usize,
+    /// `IRIS_LEASE_TTL_MS` given to the workers of the takeover's spawned clusters.
+    #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 2000)]
+    pub lease_ttl_ms: u64,
+    /// Connections being opened at once.
+    #[arg(long, env = "IRIS_BENCH_CONNECT_CONCURRENCY", default_value_t = 200)]
+    pub connect_concurrency: usize,
+    /// Server API requests in flight at once (tokens, publishes).
+    #[arg(long, env = "IRIS_BENCH_API_CONCURRENCY", default_value_t = 64)]
+    pub api_concurrency: usize,
+
+    /// Also write the results as JSON to this file.
+    #[arg(long, env = "IRIS_BENCH_JSON")]
+    pub json: Option<PathBuf>,
+    /// No progress lines on stderr.
+    #[arg(long, env = "IRIS_BENCH_QUIET")]
+    pub quiet: bool,
+}
+
+/// A scenario name on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScenarioName {
+    Idle,
+    Chat,
+    Fanout,
+    ReconnectStorm,
+    Replay,
+    Takeover,
+    All,
+}
+
+impl ScenarioName {
+    /// The scenarios `self` stands for, in the order `all` runs them.
+    pub fn expand(self) -> Vec<ScenarioName> {
+        match self {
+            Self::All => vec![
+                Self::Idle,
+                Self::Chat,
+                Self::Fanout,
+                Self::ReconnectStorm,
+                Self::Replay,
+                Self::Takeover,
+            ],
+            one => vec![one],
+        }
+    }
+
+    /// The name used in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Chat => "chat",
+            Self::Fanout => "fanout",
+            Self::ReconnectStorm => "reconnect-storm",
+            Self::Replay => "replay",
+            Self::Takeover => "takeover",
+            Self::All => "all",
+        }
+    }
+}
+
+impl Options {
+    /// Whether the cluster is an existing one (nothing spawned).
+    pub fn existing_cluster(&self) -> bool {
+        !self.existing_gateways.is_empty()
+    }
+}

@@ -1,0 +1,179 @@
+//! Runs each `iris-bench` scenario with tiny parameters against the debug binaries (which
+//! `cargo build` must have produced) and checks the JSON it writes: every scenario ran
+//! with no errors, every frame expected arrived, a reconnect storm and a replay lost and
+//! duplicated nothing, a takeover was answered. Also: a missing binary directory fails
+//! with the fix in the message.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The workspace's target directory (`$CARGO_TARGET_DIR` or `<workspace>/target`).
+fn target_dir() -> PathBuf {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("bench/ lives in the workspace")
+        .to_path_buf();
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => workspace.join(dir),
+        _ => workspace.join("target"),
+    }
+}
+
+fn extra_u64(result: &Value, key: &str) -> u64 {
+    result["extra"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("extra.{key} missing in {result:#}"))
+}
+
+/// Runs `iris-bench <scenario> <args>` on the debug binaries; returns its one JSON result
+/// after checking the fields every result has and that it counted no error.
+fn run_scenario(scenario: &str, args: &[&str]) -> Value {
+    let bin_dir = target_dir().join("debug");
+    assert!(
+        bin_dir.join("iris-gateway").is_file() && bin_dir.join("iris-worker").is_file(),
+        "run `cargo build --workspace --bins` first: the debug binaries are missing in {}",
+        bin_dir.display()
+    );
+    let json_path = std::env::temp_dir().join(format!(
+        "iris-bench-smoke-{}-{scenario}.json",
+        std::process::id()
+    ));
+    let output = Command::new(env!("CARGO_BIN_EXE_iris-bench"))
+        .arg(scenario)
+        .arg("--bin-dir")
+        .arg(&bin_dir)
+        .args(args)
+        .args(["--quiet", "--json"])
+        .arg(&json_path)
+        .output()
+        .expect("running iris-bench");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "iris-bench {scenario} failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    let text = std::fs::read_to_string(&json_path).expect("the JSON file");
+    let _ = std::fs::remove_file(&json_path);
+    let mut results: Vec<Value> = serde_json::from_str(&text).expect("a JSON list");
+    assert_eq!(results.len(), 1, "{text}");
+    let result = results.remove(0);
+    assert_eq!(result["system"], "iris", "{result:#}");
+    assert_eq!(result["scenario"], scenario, "{result:#}");
+    assert_eq!(result["errors"], 0, "{result:#}");
+    for key in [
+        "frames_per_s",
+        "p50_ms",
+        "p99_ms",
+        "p999_ms",
+        "cpu_s",
+        "redis_ops_per_s",
+    ] {
+        assert!(
+            result[key].as_f64().is_some_and(f64::is_finite),
+            "{key} in {result:#}"
+        );
+    }
+    result
+}
+
+#[test]
+fn every_scenario_runs_small_and_reports_nothing_lost() {
+    let idle = run_scenario("idle", &["--connections", "20", "--hold", "1"]);
+    assert_eq!(idle["connections"], 20, "{idle:#}");
+    assert!(idle["rss_per_conn_kb"].is_number(), "{idle:#}");
+
+    let chat = run_scenario(
+        "chat",
+        &[
+            "--accounts",
+            "3",
+            "--devices",
+            "2",
+            "--rate",
+            "5",
+            "--duration",
+            "2",
+        ],
+    );
+    let turns = extra_u64(&chat, "turn_ends_expected");
+    assert!(turns > 0, "{chat:#}");
+    assert_eq!(extra_u64(&chat, "turn_ends_seen"), turns, "{chat:#}");
+    assert!(chat["p50_ms"].as_f64().unwrap() > 0.0, "{chat:#}");
+
+    let fanout = run_scenario(
+        "fanout",
+        &[
+            "--accounts",
+            "3",
+            "--devices",
+            "2",
+            "--rate",
+            "20",
+            "--duration",
+            "2",
+        ],
+    );
+    let expected = extra_u64(&fanout, "frames_expected");
+    assert!(expected > 0, "{fanout:#}");
+    assert_eq!(
+        extra_u64(&fanout, "frames_received"),
+        expected,
+        "{fanout:#}"
+    );
+    assert!(fanout["redis_cmds_per_frame"].is_number(), "{fanout:#}");
+
+    // One device per account: the storm then checks resumption, not two devices of one
+    // account crossing gateways (which docs/performance.md reports on).
+    let storm = run_scenario(
+        "reconnect-storm",
+        &[
+            "--connections",
+            "20",
+            "--devices",
+            "1",
+            "--rate",
+            "20",
+            "--duration",
+            "2",
+        ],
+    );
+    assert_eq!(storm["connections"], 20, "{storm:#}");
+    assert_eq!(extra_u64(&storm, "devices_back"), 20, "{storm:#}");
+    assert!(extra_u64(&storm, "published") > 0, "{storm:#}");
+    assert!(extra_u64(&storm, "frames_held") > 0, "{storm:#}");
+    assert_eq!(extra_u64(&storm, "lost"), 0, "{storm:#}");
+    assert_eq!(extra_u64(&storm, "duplicates"), 0, "{storm:#}");
+
+    let replay = run_scenario("replay", &["--frames", "200", "--repeats", "1"]);
+    assert_eq!(extra_u64(&replay, "frames_replayed"), 200, "{replay:#}");
+
+    let takeover = run_scenario("takeover", &["--repeats", "1", "--lease-ttl-ms", "1000"]);
+    let answers = takeover["extra"]["answer_ms"]
+        .as_array()
+        .expect("answer_ms");
+    assert_eq!(answers.len(), 1, "{takeover:#}");
+    assert!(
+        takeover["extra"]["all_partitions_ms"][0].is_number(),
+        "{takeover:#}"
+    );
+}
+
+#[test]
+fn a_missing_binary_directory_fails_and_says_how_to_build() {
+    let output = Command::new(env!("CARGO_BIN_EXE_iris-bench"))
+        .args([
+            "idle",
+            "--bin-dir",
+            "/nonexistent/iris-bench-bin",
+            "--quiet",
+        ])
+        .output()
+        .expect("running iris-bench");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("run cargo build --release"), "{stderr}");
+}
