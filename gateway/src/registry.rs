@@ -261,13 +261,12 @@ impl Registry {
     /// tells every session `notice`, if given. A failure is retried after a backoff pause.
     fn renew_presence(&mut self, ctx: &mut Context<Self>, notice: Option<BackendNotice>) {
         let accounts: Vec<String> = self.accounts.keys().cloned().collect();
-        let devices: Vec<(String, String)> = self
+        let devices: Vec<(String, Vec<String>)> = self
             .accounts
             .iter()
-            .flat_map(|(account, sessions)| {
-                sessions
-                    .values()
-                    .map(move |session| (account.clone(), session.device_id.clone()))
+            .map(|(account, sessions)| {
+                let ids = sessions.values().map(|s| s.device_id.clone()).collect();
+                (account.clone(), ids)
             })
             .collect();
         let redis = self.redis.clone();
@@ -277,11 +276,9 @@ impl Registry {
             presence::hold(&mut conn, &node, &accounts, now_ms())
                 .await
                 .map_err(|err| err.to_string())?;
-            for (account, device_id) in devices {
-                push::mark_online(&mut conn, &account, &device_id, now_ms())
-                    .await
-                    .map_err(|err| err.to_string())?;
-            }
+            push::renew_online(&mut conn, &devices, now_ms())
+                .await
+                .map_err(|err| err.to_string())?;
             Ok::<(), String>(())
         };
         ctx.spawn(renewal.into_actor(self).map(move |result, act, ctx| {

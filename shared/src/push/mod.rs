@@ -22,6 +22,8 @@ pub mod sent;
 pub mod target;
 
 pub use job::{enqueue, PushJob, PushKind, PUSH_GROUP, PUSH_JOBS_MAX_LEN};
-pub use online::{mark_offline, mark_online, online_devices, ONLINE_RENEW_MS, ONLINE_TTL_MS};
+pub use online::{
+    mark_offline, mark_online, online_devices, renew_online, ONLINE_RENEW_MS, ONLINE_TTL_MS,
+};
 pub use sent::{claim_send, PUSHED_TTL_SECS};
 pub use target::{remove_target, set_target, targets, PushTarget};

@@ -50,6 +50,44 @@ pub async fn mark_online<C: ConnectionLike + Send>(
         .await
 }
 
+/// Most accounts renewed per pipeline by [`renew_online`] (bounds one reply's size).
+const RENEW_BATCH: usize = 1_000;
+
+/// Renews every `(account, device ids)` claim at `now_ms`: per account one `ZADD` of all
+/// its devices plus the trim and the expiry, pipelined [`RENEW_BATCH`] accounts at a time,
+/// so a node's renewal costs a few round trips whatever its number of devices.
+pub async fn renew_online<C: ConnectionLike + Send>(
+    conn: &mut C,
+    devices_by_account: &[(String, Vec<String>)],
+    now_ms: u64,
+) -> RedisResult<()> {
+    for batch in devices_by_account.chunks(RENEW_BATCH) {
+        let mut pipe = redis::pipe();
+        for (account, devices) in batch {
+            if devices.is_empty() {
+                continue;
+            }
+            let key = AccountKeys::new(account).online_devices();
+            let zadd = pipe.cmd("ZADD").arg(&key);
+            for device_id in devices {
+                zadd.arg(now_ms + ONLINE_TTL_MS).arg(device_id);
+            }
+            zadd.ignore()
+                .cmd("ZREMRANGEBYSCORE")
+                .arg(&key)
+                .arg("-inf")
+                .arg(now_ms)
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(&key)
+                .arg(KEY_TTL_MS)
+                .ignore();
+        }
+        pipe.query_async::<()>(conn).await?;
+    }
+    Ok(())
+}
+
 /// Records that `device_id` no longer has a live session.
 pub async fn mark_offline<C: ConnectionLike + Send>(
     conn: &mut C,
