@@ -129,6 +129,10 @@ impl RoutedFrame {
         if !self.is_for(device_id) {
             return None;
         }
+        let request_id = self.request_id_for(device_id);
+        if let Some(spliced) = splice_envelope(&self.frame_json, self.seq, request_id) {
+            return Some(spliced);
+        }
         let mut frame: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(&self.frame_json).ok()?;
         if let Some(seq) = self.seq {
@@ -139,6 +143,34 @@ impl RoutedFrame {
         }
         serde_json::to_string(&frame).ok()
     }
+}
+
+/// The frame with `seq` and `id` written in front of its other fields, without parsing it:
+/// every delivered and replayed frame goes through here. `None` (parse it instead) unless
+/// the JSON is an object that names neither key anywhere (writers strip both, so this is
+/// the normal case).
+fn splice_envelope(frame_json: &str, seq: Option<u64>, id: Option<u64>) -> Option<String> {
+    let rest = frame_json.strip_prefix('{')?;
+    if frame_json.contains("\"seq\":") || frame_json.contains("\"id\":") {
+        return None;
+    }
+    let mut out = String::with_capacity(frame_json.len() + 40);
+    out.push('{');
+    let mut fields = 0;
+    for (name, value) in [("seq", seq), ("id", id)] {
+        if let Some(value) = value {
+            if fields > 0 {
+                out.push(',');
+            }
+            out.push_str(&format!("\"{name}\":{value}"));
+            fields += 1;
+        }
+    }
+    if fields > 0 && !rest.trim_start().starts_with('}') {
+        out.push(',');
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// How a frame changes the set of an account's chats (so gateways keep their view of it
@@ -299,6 +331,49 @@ mod tests {
             serde_json::from_str(&frame().render_for("tablet").unwrap()).unwrap();
         assert_eq!(elsewhere["seq"], 7);
         assert!(elsewhere.get("id").is_none());
+    }
+
+    #[test]
+    fn spliced_rendering_equals_parsed_rendering() {
+        for seq in [None, Some(9)] {
+            for (device, id) in [("phone", Some(3)), ("tablet", None)] {
+                let routed = RoutedFrame { seq, ..frame() };
+                let text = routed.render_for(device).unwrap();
+                let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(
+                    parsed["seq"],
+                    seq.map_or(serde_json::Value::Null, Into::into)
+                );
+                assert_eq!(
+                    parsed.get("id").cloned(),
+                    id.filter(|_| device == "phone").map(Into::into)
+                );
+                assert_eq!(parsed["type"], "agent.idle");
+            }
+        }
+        let empty = RoutedFrame {
+            frame_json: "{}".into(),
+            ..frame()
+        };
+        assert_eq!(empty.render_for("phone").unwrap(), r#"{"seq":7,"id":3}"#);
+        let bare = RoutedFrame {
+            frame_json: "{}".into(),
+            seq: None,
+            origin_device: None,
+            ..frame()
+        };
+        assert_eq!(bare.render_for("phone").unwrap(), "{}");
+    }
+
+    #[test]
+    fn a_frame_that_already_names_seq_is_parsed_and_keeps_one_seq() {
+        let routed = RoutedFrame {
+            frame_json: r#"{"v":1,"seq":1,"type":"agent.idle","payload":{}}"#.into(),
+            ..frame()
+        };
+        let parsed: serde_json::Value =
+            serde_json::from_str(&routed.render_for("tablet").unwrap()).unwrap();
+        assert_eq!(parsed["seq"], 7);
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub const OUTBOX_RETENTION_SECS: u64 = 30 * 24 * 3600;
 /// How long a turn's written effects are remembered for de-duplicating a replayed turn.
 pub const TURN_EFFECTS_TTL_SECS: u64 = 7 * 24 * 3600;
 /// Entries read per round trip when replaying.
-pub const REPLAY_PAGE: usize = 500;
+pub const REPLAY_PAGE: usize = 1_000;
 
 /// First seq of an outbox created at `now_ms`.
 pub fn seq_base(now_ms: u64) -> u64 {
