@@ -6,8 +6,8 @@ use iris_tests::cluster_spec::ClusterSpec;
 use iris_tests::frames::{payload_u64, seq_of, type_of};
 
 /// Turns the phone sends while the tablet is away; each leaves four outboxed frames, so
-/// this spans more than two replay pages of 500 frames.
-const MISSED_TURNS: usize = 260;
+/// the replay spans two pages of `REPLAY_PAGE` frames.
+const MISSED_TURNS: usize = iris_shared::outbox::REPLAY_PAGE / 4 + 10;
 
 /// Proves that a device which missed more frames than one replay page holds gets all of
 /// them after `sync`: consecutive seqs from its cursor to the head, none twice, then
