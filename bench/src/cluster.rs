@@ -177,14 +177,11 @@ impl Cluster {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         loop {
             let mut unready = None;
-            for base in self
-                .gateways
-                .iter()
-                .map(|g| &g.http)
-                .chain(&self.worker_metrics)
-            {
+            let gateways = self.gateways.iter().map(|g| ("gateway", &g.http));
+            let workers = self.worker_metrics.iter().map(|w| ("worker", w));
+            for (kind, base) in gateways.chain(workers) {
                 if !ready(&http, base).await {
-                    unready = Some(format!("{base}/readyz is not 200"));
+                    unready = Some(format!("{kind} {base}/readyz is not 200"));
                     break;
                 }
             }
@@ -366,7 +363,10 @@ fn wait_for_redis(port: u16, process: &NodeProcess) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    bail!("redis-server on port {port} never answered PING\n{}", process.log_tail(20))
+    bail!(
+        "redis-server on port {port} never answered PING\n{}",
+        process.log_tail(20)
+    )
 }
 
 /// A local port that was free a moment ago.
