@@ -108,6 +108,7 @@ impl Cluster {
             .arg(&redis_dir)
             .args(["--save", "", "--appendonly", "no", "--maxclients", "10000"]);
         let redis = NodeProcess::spawn("redis", redis_command, &run_dir)?;
+        wait_for_redis(redis_port, &redis)?;
         let redis_url = format!("redis://127.0.0.1:{redis_port}");
         let common_env = |command: &mut Command, node_id: &str| {
             command
@@ -176,14 +177,11 @@ impl Cluster {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         loop {
             let mut unready = None;
-            for base in self
-                .gateways
-                .iter()
-                .map(|g| &g.http)
-                .chain(&self.worker_metrics)
-            {
+            let gateways = self.gateways.iter().map(|g| ("gateway", &g.http));
+            let workers = self.worker_metrics.iter().map(|w| ("worker", w));
+            for (kind, base) in gateways.chain(workers) {
                 if !ready(&http, base).await {
-                    unready = Some(format!("{base}/readyz is not 200"));
+                    unready = Some(format!("{kind} {base}/readyz is not 200"));
                     break;
                 }
             }
@@ -346,6 +344,29 @@ fn run_directory() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("iris-bench-{}-{stamp}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)
+}
+
+/// Waits until the Redis on `port` answers PING, so the nodes start against a live one.
+fn wait_for_redis(port: u16, process: &NodeProcess) -> Result<()> {
+    use std::io::{Read, Write};
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let pong = std::net::TcpStream::connect(("127.0.0.1", port)).and_then(|mut stream| {
+            stream.set_read_timeout(Some(Duration::from_secs(1)))?;
+            stream.write_all(b"PING\r\n")?;
+            let mut reply = [0u8; 7];
+            stream.read_exact(&mut reply)?;
+            Ok(reply.starts_with(b"+PONG"))
+        });
+        if pong.unwrap_or(false) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    bail!(
+        "redis-server on port {port} never answered PING\n{}",
+        process.log_tail(20)
+    )
 }
 
 /// A local port that was free a moment ago.
