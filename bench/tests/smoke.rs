@@ -126,15 +126,15 @@ fn every_scenario_runs_small_and_reports_nothing_lost() {
     );
     assert!(fanout["redis_cmds_per_frame"].is_number(), "{fanout:#}");
 
-    // One device per account: the storm then checks resumption, not two devices of one
-    // account crossing gateways (which docs/performance.md reports on).
+    // Two devices per account, swapping gateways: a device's new session registers on the
+    // node its account's other device just left (the presence release/hold race).
     let storm = run_scenario(
         "reconnect-storm",
         &[
             "--connections",
             "20",
             "--devices",
-            "1",
+            "2",
             "--rate",
             "20",
             "--duration",

@@ -207,6 +207,11 @@ pub struct Registry {
     metrics: Arc<Metrics>,
     /// Pacing of retries after a failed presence renewal.
     renew_backoff: Backoff,
+    /// The expiry (ms) of the last presence hold written per account: a release removes
+    /// only that hold (`presence::release_hold`), never a newer one.
+    held_until: HashMap<String, u64>,
+    /// The last expiry handed out; each hold gets a later one, so no two are equal.
+    last_hold_until: u64,
     /// A retry of a failed renewal is scheduled.
     renew_retry_pending: bool,
 }
@@ -223,6 +228,8 @@ impl Registry {
             node_id,
             redis,
             accounts: HashMap::new(),
+            held_until: HashMap::new(),
+            last_hold_until: 0,
             limits,
             metrics,
             renew_backoff: Backoff::default(),
@@ -243,6 +250,14 @@ impl Registry {
         }
     }
 
+    /// The expiry for a presence hold written now: the hold TTL from now, and later than
+    /// any handed out before.
+    fn next_hold_until(&mut self) -> u64 {
+        let until = (now_ms() + presence::HOLD_TTL_MS).max(self.last_hold_until + 1);
+        self.last_hold_until = until;
+        until
+    }
+
     /// Periodic renewal (skipped while a backoff retry is pending).
     fn renew_on_interval(&mut self, ctx: &mut Context<Self>) {
         if !self.renew_retry_pending {
@@ -261,6 +276,10 @@ impl Registry {
     /// tells every session `notice`, if given. A failure is retried after a backoff pause.
     fn renew_presence(&mut self, ctx: &mut Context<Self>, notice: Option<BackendNotice>) {
         let accounts: Vec<String> = self.accounts.keys().cloned().collect();
+        let until = self.next_hold_until();
+        for account in &accounts {
+            self.held_until.insert(account.clone(), until);
+        }
         let devices: Vec<(String, Vec<String>)> = self
             .accounts
             .iter()
@@ -273,7 +292,7 @@ impl Registry {
         let node = self.node_id.clone();
         let renewal = async move {
             let mut conn = redis.get().await.map_err(|err| err.to_string())?;
-            presence::hold(&mut conn, &node, &accounts, now_ms())
+            presence::hold(&mut conn, &node, &accounts, now_ms(), until)
                 .await
                 .map_err(|err| err.to_string())?;
             push::renew_online(&mut conn, &devices, now_ms())
@@ -336,6 +355,8 @@ impl Handler<Register> for Registry {
                     backend: msg.backend,
                 },
             );
+        let until = self.next_hold_until();
+        self.held_until.insert(msg.account.clone(), until);
         let redis = self.redis.clone();
         let node = self.node_id.clone();
         Box::pin(async move {
@@ -345,6 +366,7 @@ impl Handler<Register> for Registry {
                 &node,
                 std::slice::from_ref(&msg.account),
                 now_ms(),
+                until,
             )
             .await?;
             push::mark_online(&mut conn, &msg.account, &msg.device_id, now_ms()).await
@@ -390,12 +412,17 @@ impl Handler<Unregister> for Registry {
             return;
         }
         self.accounts.remove(&msg.account);
+        let Some(until) = self.held_until.remove(&msg.account) else {
+            return;
+        };
         let redis = self.redis.clone();
         let node = self.node_id.clone();
         ctx.spawn(
             async move {
                 if let Ok(mut conn) = redis.get().await {
-                    if let Err(err) = presence::release(&mut conn, &node, &msg.account).await {
+                    let released =
+                        presence::release_hold(&mut conn, &node, &msg.account, until).await;
+                    if let Err(err) = released {
                         tracing::warn!(%err, "presence release failed");
                     }
                 }

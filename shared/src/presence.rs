@@ -13,12 +13,15 @@ pub const HOLD_TTL_MS: u64 = 30_000;
 /// How often a gateway renews its holds (well inside [`HOLD_TTL_MS`]).
 pub const RENEW_INTERVAL_MS: u64 = 10_000;
 
-/// Records (or renews) that `node` holds devices of each of `accounts`.
+/// Records (or renews) that `node` holds devices of each of `accounts` until `until_ms`
+/// (normally `now_ms + HOLD_TTL_MS`; a writer that may release holds later gives each write
+/// a distinct `until_ms`, which is what [`release_hold`] compares).
 pub async fn hold<C: ConnectionLike + Send>(
     conn: &mut C,
     node: &str,
     accounts: &[String],
     now_ms: u64,
+    until_ms: u64,
 ) -> redis::RedisResult<()> {
     if accounts.is_empty() {
         return Ok(());
@@ -28,7 +31,7 @@ pub async fn hold<C: ConnectionLike + Send>(
         let key = AccountKeys::new(account).presence();
         pipe.cmd("ZADD")
             .arg(&key)
-            .arg(now_ms + HOLD_TTL_MS)
+            .arg(until_ms)
             .arg(node)
             .ignore()
             .cmd("ZREMRANGEBYSCORE")
@@ -44,17 +47,23 @@ pub async fn hold<C: ConnectionLike + Send>(
     pipe.query_async(conn).await
 }
 
-/// Records that `node` no longer holds any device of `account`.
-pub async fn release<C: ConnectionLike + Send>(
+/// Records that `node` no longer holds any device of `account`, if its hold is still the
+/// one written with `until_ms`: a newer hold (a device came back meanwhile, its write sent
+/// on another connection) stays, whichever of the two reaches Redis first. Returns whether
+/// the hold was removed.
+pub async fn release_hold<C: ConnectionLike + Send>(
     conn: &mut C,
     node: &str,
     account: &str,
-) -> redis::RedisResult<()> {
-    redis::cmd("ZREM")
-        .arg(AccountKeys::new(account).presence())
+    until_ms: u64,
+) -> redis::RedisResult<bool> {
+    let removed: i64 = crate::scripts::PRESENCE_RELEASE
+        .key(AccountKeys::new(account).presence())
         .arg(node)
-        .query_async(conn)
-        .await
+        .arg(until_ms)
+        .invoke_async(conn)
+        .await?;
+    Ok(removed == 1)
 }
 
 /// Nodes currently holding devices of `account`.

@@ -17,6 +17,9 @@ pub static OUTBOX_WINDOW: LazyLock<Script> =
 /// Takes or extends a partition lease, issuing a fencing token.
 pub static LEASE_ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/lease_acquire.lua")));
+/// Removes a node's presence hold only if it is still the hold the release was decided on.
+pub static PRESENCE_RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/presence_release.lua")));
 /// Extends a held partition lease.
 pub static LEASE_RENEW: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/lease_renew.lua")));
