@@ -29,25 +29,8 @@ pub async fn mark_online<C: ConnectionLike + Send>(
     device_id: &str,
     now_ms: u64,
 ) -> RedisResult<()> {
-    let key = AccountKeys::new(account).online_devices();
-    redis::pipe()
-        .cmd("ZADD")
-        .arg(&key)
-        .arg(now_ms + ONLINE_TTL_MS)
-        .arg(device_id)
-        .ignore()
-        // Expired members are dropped here rather than by a sweeper: the set stays small.
-        .cmd("ZREMRANGEBYSCORE")
-        .arg(&key)
-        .arg("-inf")
-        .arg(now_ms)
-        .ignore()
-        .cmd("PEXPIRE")
-        .arg(&key)
-        .arg(KEY_TTL_MS)
-        .ignore()
-        .query_async(conn)
-        .await
+    let claim = [(account.to_owned(), vec![device_id.to_owned()])];
+    renew_online(conn, &claim, now_ms).await
 }
 
 /// Most accounts renewed per pipeline by [`renew_online`] (bounds one reply's size).
