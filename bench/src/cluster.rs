@@ -369,7 +369,20 @@ fn wait_for_redis(port: u16, process: &NodeProcess) -> Result<()> {
     )
 }
 
-/// A local port that was free a moment ago.
+/// A local port no listener holds, from below the kernel's ephemeral range: an ephemeral
+/// port free a moment ago can be taken by one of the bench's own outgoing connections
+/// before the node binds it. Successive calls walk upward from a per-process start.
 fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const FIRST: u32 = 10_000;
+    const SPAN: u32 = 10_000;
+    static TRIED: AtomicU32 = AtomicU32::new(0);
+    let start = std::process::id().wrapping_mul(389) % SPAN;
+    for _ in 0..SPAN {
+        let port = FIRST + (start + TRIED.fetch_add(1, Ordering::Relaxed)) % SPAN;
+        if TcpListener::bind(("127.0.0.1", port as u16)).is_ok() {
+            return Ok(port as u16);
+        }
+    }
+    bail!("no free port between {FIRST} and {}", FIRST + SPAN)
 }
