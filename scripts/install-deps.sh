@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, running and testing Iris Cluster needs beyond a Rust toolchain:
-# Redis (server and CLI) and Node.js with npm (the Socket.IO baseline in bench/socketio) from
-# Debian packages. Safe to run again: it skips what is there.
+# Redis (server and CLI), Node.js with npm (the Socket.IO baseline in bench/socketio and the
+# browser tests in tests/browser) and Chromium (the browser those tests drive) from Debian
+# packages. Safe to run again: it skips what is there.
 set -euo pipefail
 
 need=()
@@ -9,6 +10,7 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+[ -x "${IRIS_CHROMIUM:-/usr/bin/chromium}" ] || need+=(chromium)
 # Sentinel (the failover test) runs as `redis-server --sentinel`: no redis-sentinel package needed.
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

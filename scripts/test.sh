@@ -5,7 +5,8 @@
 # and moto's S3-compatible server for the media store, by install-moto.sh), after the offline
 # checks of the Helm chart (check-chart.sh) and of the deployment files (container images,
 # compose, collector, dashboard: check-deploy.sh); the Socket.IO baseline's own tests run
-# with npm before the Rust tests.
+# with npm before the Rust tests, and the browser tests' playwright-core is installed with
+# npm (the web client tests drive Debian's Chromium with it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,5 +25,7 @@ echo "== cargo build (binaries the end-to-end tests start)" >&2
 cargo build --workspace --bins
 echo "== Socket.IO baseline (bench/socketio: ratio code and every scenario, small)" >&2
 (cd bench/socketio && npm ci --no-audit --no-fund --loglevel=error && npm test)
+echo "== browser tests' dependencies (tests/browser: playwright-core)" >&2
+(cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 echo "== cargo test" >&2
 cargo test --workspace -- --test-threads "${IRIS_TEST_THREADS:-4}"

@@ -22,6 +22,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::child_process::ChildProcess;
+use crate::cluster_spec::ClusterSpec;
 use crate::http_probe::{self, HttpResponse};
 use crate::ports::free_port;
 use crate::scratch_dir::ScratchDir;
@@ -176,6 +177,13 @@ impl HermesUpstream {
     /// Bearer token of the API server (what `IRIS_AGENT_API_KEY` takes).
     pub fn api_key(&self) -> &str {
         &self.api_key
+    }
+
+    /// `spec` with its workers running their turns on this Hermes (`IRIS_AGENT=hermes`).
+    pub fn workers_of(&self, spec: ClusterSpec) -> ClusterSpec {
+        spec.worker_env("IRIS_AGENT", "hermes")
+            .worker_env("IRIS_AGENT_URL", &self.url())
+            .worker_env("IRIS_AGENT_API_KEY", self.api_key())
     }
 
     /// The folder Hermes' terminal tool runs in; holds [`LISTED_FILES`] and [`DOOMED_DIR`].

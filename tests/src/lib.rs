@@ -19,8 +19,11 @@
 //! - [`client`]: a WebSocket client that checks every frame it receives.
 //! - [`turn`]: what a complete streamed agent turn looks like to a device.
 //! - [`chaos`]: devices talking through injected faults, and the count of what they lost.
+//! - [`browser_scenario`]: a headless-Chromium scenario of `tests/browser/` driving the web
+//!   client, and what it asks of the cluster.
 
 pub mod binaries;
+pub mod browser_scenario;
 pub mod chaos;
 pub mod child_process;
 pub mod client;

@@ -37,11 +37,7 @@ impl HermesCluster {
     /// Starts Hermes, then a cluster of `gateways` gateways and one `IRIS_AGENT=hermes` worker.
     async fn start(label: &str, gateways: usize) -> Self {
         let hermes = HermesUpstream::start(label).await;
-        let spec = ClusterSpec::default()
-            .gateways(gateways)
-            .worker_env("IRIS_AGENT", "hermes")
-            .worker_env("IRIS_AGENT_URL", &hermes.url())
-            .worker_env("IRIS_AGENT_API_KEY", hermes.api_key());
+        let spec = hermes.workers_of(ClusterSpec::default().gateways(gateways));
         let cluster = Cluster::start(label, spec).await;
         Self { cluster, hermes }
     }

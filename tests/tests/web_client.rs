@@ -1,0 +1,58 @@
+//! The web client every gateway serves at `/`, driven in headless Chromium: two browser
+//! profiles are two devices of one account, each loading the page from its own gateway,
+//! against a cluster whose worker runs its turns on a real Hermes (scripted fake LLM).
+//! Each test runs one scenario of `tests/browser/scenarios/`; the scenario checks what the
+//! pages show and keeps screenshots of the main states in `target/web-client-screenshots/`.
+
+use std::time::Duration;
+
+use iris_tests::browser_scenario::{run_scenario, ScenarioSetup};
+use iris_tests::cluster::Cluster;
+use iris_tests::cluster_spec::ClusterSpec;
+use iris_tests::hermes_upstream::HermesUpstream;
+
+/// The account both browser profiles pair as.
+const ACCOUNT: &str = "grace";
+/// The longest one scenario may take, browser start and Hermes' turns included.
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
+
+/// Starts Hermes and a two-gateway cluster on it, then runs scenario `name`.
+async fn run_against_hermes(label: &str, name: &str) {
+    let hermes = HermesUpstream::start(label).await;
+    let spec = hermes.workers_of(ClusterSpec::default().gateways(2));
+    let mut cluster = Cluster::start(label, spec).await;
+    let token = cluster.create_token(ACCOUNT);
+    let setup = ScenarioSetup {
+        token,
+        timeout: SCENARIO_TIMEOUT,
+    };
+    run_scenario(name, &mut cluster, setup).await;
+    drop(cluster);
+    drop(hermes);
+}
+
+/// Proves pairing and a turn in the browser: both pages pair (online), a message sent on one
+/// shows on both with Hermes' answer streamed (reasoning above the text, model and tokens),
+/// and a dangerous command's approval picker shows on both; answered on the second page,
+/// the tool card ends ok on both, the picker is marked answered on both, and the turn ends.
+#[tokio::test]
+async fn two_browsers_of_one_account_see_one_streamed_turn_and_answer_its_approval() {
+    run_against_hermes("web-turn", "turn_and_approval").await;
+}
+
+/// Proves the sidebar, search and media in the browser: a channel created on one page shows
+/// on the other, a search on the second page finds a message of the first channel and jumps
+/// to it (switching chat, highlighted), and an image uploaded by picker on one page is shown
+/// decoded on both pages.
+#[tokio::test]
+async fn a_channel_a_search_jump_and_an_uploaded_image_reach_both_browsers() {
+    run_against_hermes("web-sidebar", "channels_search_media").await;
+}
+
+/// Proves that nothing is missed when the gateway a page is connected to dies: gateway 0 is
+/// killed, its page shows it is reconnecting, the other page sends a message meanwhile, and
+/// the first page comes back online on gateway 1 with that message and its answer, once.
+#[tokio::test]
+async fn a_browser_whose_gateway_is_killed_reconnects_to_another_and_catches_up() {
+    run_against_hermes("web-failover", "gateway_failover").await;
+}
