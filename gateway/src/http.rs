@@ -1,4 +1,5 @@
-//! HTTP routes: `GET /ws` (the protocol), `GET /healthz`, `GET /readyz`, `GET /metrics`.
+//! HTTP routes: `GET /ws` (the protocol), `GET /healthz`, `GET /readyz`, `GET /metrics`, the
+//! server API and the web client (`GET /`, `GET /app/{file}`).
 
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +27,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz))
         .route("/metrics", web::get().to(metrics))
-        .configure(crate::api::routes);
+        .configure(crate::api::routes)
+        .configure(crate::web::routes);
 }
 
 async fn websocket(

@@ -17,6 +17,7 @@
 //! - `rate_limit`: the token bucket behind the frame and `hello` rate limits.
 //! - `hello_limit`: the per-IP `hello` attempt limit.
 //! - `client_ip`: which address a connection counts against.
+//! - `web`: the web client's page and scripts, embedded in the binary.
 
 mod api;
 mod backend_watch;
@@ -35,13 +36,14 @@ mod send_queue;
 mod session;
 mod state;
 mod tokens;
+mod web;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::Actor;
-use actix_web::{web, App, HttpServer};
+use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
@@ -221,7 +223,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
         BackendWatch::new(state.clone()).start();
         let draining = state.draining.clone();
         let metrics_for_drain = state.metrics.clone();
-        let data = web::Data::new(state);
+        let data = actix_web::web::Data::new(state);
         let unacked_limit = Duration::from_millis(gateway.client_timeout_ms);
         let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::routes))
             .on_connect(move |connection, _| http::tune_connection(connection, unacked_limit))

@@ -1,0 +1,79 @@
+// Client state: the pairing and sync cursor kept in localStorage, the chats, and a small event
+// bus the modules talk over.
+
+const PAIRING_KEY = 'iris.pairing';
+const CURSOR_KEY = 'iris.cursor';
+export const DEFAULT_CHAT = 'android:default';
+
+/** The connection in use (set by app.js once paired). */
+export const net = { conn: null };
+
+export const bus = new EventTarget();
+export const emit = (name, detail) => bus.dispatchEvent(new CustomEvent(name, { detail }));
+export const on = (name, handler) => bus.addEventListener(name, (event) => handler(event.detail));
+
+export const state = {
+  /** chat id → channel object ({chat_id, name, kind, parent_chat_id, is_default, last_read_message_id}). */
+  chats: new Map(),
+  /** The chat (channel or thread) on screen. */
+  current: DEFAULT_CHAT,
+  /** chat id → busy reason, while a turn runs there. */
+  busy: new Map(),
+  /** chat id → unread answers. */
+  unread: new Map(),
+  caps: {},
+};
+
+/** The chat a frame belongs to: its thread when it names one, else its channel. */
+export const chatOf = (frame) => frame.thread_id || frame.chat_id || DEFAULT_CHAT;
+
+export function loadPairing() {
+  try {
+    return JSON.parse(localStorage.getItem(PAIRING_KEY));
+  } catch {
+    return null;
+  }
+}
+
+export function savePairing(pairing) {
+  localStorage.setItem(PAIRING_KEY, JSON.stringify(pairing));
+}
+
+export function forgetPairing() {
+  localStorage.removeItem(PAIRING_KEY);
+  localStorage.removeItem(CURSOR_KEY);
+}
+
+/** The highest outbox seq handled, or null before the first pairing. */
+export function loadCursor() {
+  const stored = localStorage.getItem(CURSOR_KEY);
+  return stored === null || !Number.isSafeInteger(Number(stored)) ? null : Number(stored);
+}
+
+export function saveCursor(cursor) {
+  localStorage.setItem(CURSOR_KEY, String(cursor));
+}
+
+/** Turns the pairing form's text into WebSocket URLs: `http(s)` becomes `ws(s)`, a missing
+ * scheme follows the page, and `/ws` is appended when the path does not end with it. */
+export function parseGateways(text) {
+  const urls = [];
+  for (const raw of String(text).split(/[\s,]+/).filter(Boolean)) {
+    let spec = raw;
+    if (!/^[a-z]+:\/\//i.test(spec)) spec = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${spec}`;
+    let url;
+    try {
+      url = new URL(spec);
+    } catch {
+      throw new Error(`"${raw}" is not a URL`);
+    }
+    const scheme = { 'http:': 'ws:', 'https:': 'wss:', 'ws:': 'ws:', 'wss:': 'wss:' }[url.protocol];
+    if (!scheme) throw new Error(`"${raw}" is not an http(s) or ws(s) URL`);
+    url.protocol = scheme;
+    if (!url.pathname.endsWith('/ws')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/ws`;
+    url.hash = '';
+    if (!urls.includes(url.href)) urls.push(url.href);
+  }
+  if (!urls.length) throw new Error('Enter at least one gateway URL');
+  return urls;
+}
