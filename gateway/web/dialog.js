@@ -2,12 +2,14 @@
 
 import { $ } from './dom.js';
 
+// Kept here: the input leaves the document while the dialog asks a confirmation.
+const input = $('#dialog-input');
+
 /** Opens the dialog; resolves with the entered name (or true for a confirmation), or null when
  * cancelled. `ask` is {message, value?, confirm?: true}. */
 export function ask({ message, value = '', confirm = false, okLabel = 'OK' }) {
   const dialog = $('#dialog');
   const form = $('#dialog-form');
-  const input = $('#dialog-input');
   $('#dialog-message').textContent = message;
   $('#dialog-ok').textContent = okLabel;
   $('#dialog-ok').classList.toggle('danger', confirm);

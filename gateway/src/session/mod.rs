@@ -2,7 +2,7 @@
 //! device's delivery cursor; pairing, requests and replays extend it from the files beside
 //! this one.
 //! Media (uploads, binary chunks, pulls) lives in `media.rs`, `media_pull.rs`,
-//! `upload_rules.rs` and `upload_task.rs`.
+//! `upload_rules.rs` and `upload_task.rs`; fragmented messages are joined in `fragments.rs`.
 //!
 //! Lifecycle: `AwaitingHello` → `Pairing` (token check, registration, outbox head) →
 //! `Ready`. Frames that arrive while the session is pairing, syncing or filling a gap are
@@ -12,6 +12,7 @@
 
 mod backend_state;
 mod backpressure;
+mod fragments;
 mod history;
 mod media;
 mod media_pull;
@@ -110,6 +111,8 @@ pub struct Session {
     send_queue: Arc<SendQueue>,
     /// Highest outboxed seq left in the outbox for this session before its cursor existed.
     skipped_early: Option<u64>,
+    /// The fragmented message being received, if any.
+    fragments: fragments::Fragments,
 }
 
 impl Session {
@@ -133,6 +136,7 @@ impl Session {
             media: media::MediaTransfers::default(),
             send_queue: Arc::default(),
             skipped_early: None,
+            fragments: fragments::Fragments::default(),
         }
     }
 
@@ -391,23 +395,49 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for Session {
                 ctx.close(reason);
                 ctx.stop();
             }
-            Ok(ws::Message::Continuation(_)) | Ok(ws::Message::Nop) => {}
+            Ok(ws::Message::Continuation(item)) => self.on_fragment(item, ctx),
+            Ok(ws::Message::Nop) => {}
             Err(ws::ProtocolError::Overflow) => {
                 // Over the codec's limit: the larger of the text limit and a media frame.
                 let limit = self.state.limits.max_frame_bytes.max(MAX_MEDIA_FRAME_BYTES);
                 self.refuse_oversize(ctx, limit);
             }
-            Err(ws::ProtocolError::Io(err)) if is_invalid_utf8(&err) => {
-                metrics::incr(&self.state.metrics.protocol_errors_total);
-                let message = "text message is not valid UTF-8";
-                self.send_error(ctx, None, ErrorCode::Unsupported, message);
-                self.close(ctx, close_codes::INVALID_PAYLOAD, "invalid UTF-8");
-            }
+            Err(ws::ProtocolError::Io(err)) if is_invalid_utf8(&err) => self.refuse_invalid_utf8(ctx),
             Err(err) => {
                 tracing::debug!(%err, session = self.id, "WebSocket protocol error");
                 ctx.stop();
             }
         }
+    }
+}
+
+impl Session {
+    /// One frame of a fragmented message: the whole message is handled once its last frame
+    /// arrives, as if it had come in one frame.
+    fn on_fragment(&mut self, item: actix_http::ws::Item, ctx: &mut ws::WebsocketContext<Self>) {
+        let limit = self.state.limits.max_frame_bytes.max(MAX_MEDIA_FRAME_BYTES);
+        match self.fragments.push(item, limit) {
+            fragments::Piece::Incomplete => {}
+            fragments::Piece::Whole(fragments::Whole::Binary(bytes)) => self.on_binary(bytes, ctx),
+            fragments::Piece::Whole(fragments::Whole::Text(bytes)) => {
+                match std::str::from_utf8(&bytes) {
+                    Ok(text) => self.on_text(text, ctx),
+                    Err(_) => self.refuse_invalid_utf8(ctx),
+                }
+            }
+            fragments::Piece::TooBig => self.refuse_oversize(ctx, limit),
+            fragments::Piece::OutOfOrder => {
+                tracing::debug!(session = self.id, "WebSocket continuation out of order");
+                ctx.stop();
+            }
+        }
+    }
+
+    fn refuse_invalid_utf8(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        metrics::incr(&self.state.metrics.protocol_errors_total);
+        let message = "text message is not valid UTF-8";
+        self.send_error(ctx, None, ErrorCode::Unsupported, message);
+        self.close(ctx, close_codes::INVALID_PAYLOAD, "invalid UTF-8");
     }
 }
 
