@@ -148,17 +148,32 @@ mod tests {
     async fn every_asset_is_served_with_its_type_and_headers_and_revalidates_to_304() {
         let app = http_test::init_service(App::new().configure(routes)).await;
         for asset in ASSETS {
-            let response =
-                http_test::call_service(&app, http_test::TestRequest::get().uri(&url(asset)).to_request())
-                    .await;
+            let response = http_test::call_service(
+                &app,
+                http_test::TestRequest::get().uri(&url(asset)).to_request(),
+            )
+            .await;
             assert_eq!(response.status(), StatusCode::OK, "{}", asset.name);
             let headers = response.headers().clone();
-            let get = |name| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("");
-            assert_eq!(get(header::CONTENT_TYPE), asset.content_type, "{}", asset.name);
+            let get = |name| {
+                headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+            };
+            assert_eq!(
+                get(header::CONTENT_TYPE),
+                asset.content_type,
+                "{}",
+                asset.name
+            );
             assert!(get(header::CONTENT_TYPE).contains("charset=utf-8"));
             assert_eq!(get(header::CACHE_CONTROL), "no-cache");
             assert_eq!(get(header::X_CONTENT_TYPE_OPTIONS), "nosniff");
-            assert_eq!(get(header::CONTENT_SECURITY_POLICY), CONTENT_SECURITY_POLICY);
+            assert_eq!(
+                get(header::CONTENT_SECURITY_POLICY),
+                CONTENT_SECURITY_POLICY
+            );
             let etag = get(header::ETAG).to_owned();
             assert!(etag.starts_with('"') && etag.len() > 2, "{}", asset.name);
             let body = http_test::read_body(response).await;
@@ -169,9 +184,19 @@ mod tests {
                 .insert_header((header::IF_NONE_MATCH, etag.as_str()))
                 .to_request();
             let response = http_test::call_service(&app, revalidation).await;
-            assert_eq!(response.status(), StatusCode::NOT_MODIFIED, "{}", asset.name);
             assert_eq!(
-                response.headers().get(header::ETAG).unwrap().to_str().unwrap(),
+                response.status(),
+                StatusCode::NOT_MODIFIED,
+                "{}",
+                asset.name
+            );
+            assert_eq!(
+                response
+                    .headers()
+                    .get(header::ETAG)
+                    .unwrap()
+                    .to_str()
+                    .unwrap(),
                 etag
             );
             assert!(http_test::read_body(response).await.is_empty());
@@ -190,7 +215,8 @@ mod tests {
         let app = http_test::init_service(App::new().configure(routes)).await;
         for uri in ["/app/nope.js", "/app/index.html", "/app/..%2Fsrc%2Fweb.rs"] {
             let response =
-                http_test::call_service(&app, http_test::TestRequest::get().uri(uri).to_request()).await;
+                http_test::call_service(&app, http_test::TestRequest::get().uri(uri).to_request())
+                    .await;
             assert_eq!(response.status(), StatusCode::NOT_FOUND, "{uri}");
         }
     }

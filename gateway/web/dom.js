@@ -36,7 +36,10 @@ export function renderMarkdown(target, text) {
       const code = /^[\w+-]*$/.test(lang) && newline >= 0 ? part.slice(newline + 1) : part;
       return el('pre', {}, el('code', { text: code.replace(/\n$/, ''), dataset: lang ? { lang } : {} }));
     }
-    return inline(part);
+    // The line breaks around a code block belong to the block.
+    let prose = i > 0 ? part.replace(/^\n/, '') : part;
+    if (i < parts.length - 1) prose = prose.replace(/\n$/, '');
+    return inline(prose);
   });
   target.replaceChildren(...nodes.flat());
 }

@@ -21,7 +21,7 @@ function card(chat, payload) {
     entry.el = el(
       'div',
       { testid: 'tool-card', class: 'tool', dataset: { index: String(payload.index ?? 0), state: 'running' } },
-      el('div', { class: 'tool-head' }, '🔧 ', entry.name, ' ', entry.outcome),
+      el('div', { class: 'tool-head' }, entry.name, ' ', entry.outcome),
       entry.preview,
       entry.notes,
     );

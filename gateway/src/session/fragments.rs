@@ -87,14 +87,23 @@ mod tests {
     #[test]
     fn pieces_of_a_binary_message_come_out_whole() {
         let mut fragments = Fragments::default();
-        assert_eq!(fragments.push(Item::FirstBinary(bytes("ab")), 10), Piece::Incomplete);
-        assert_eq!(fragments.push(Item::Continue(bytes("cd")), 10), Piece::Incomplete);
+        assert_eq!(
+            fragments.push(Item::FirstBinary(bytes("ab")), 10),
+            Piece::Incomplete
+        );
+        assert_eq!(
+            fragments.push(Item::Continue(bytes("cd")), 10),
+            Piece::Incomplete
+        );
         assert_eq!(
             fragments.push(Item::Last(bytes("e")), 10),
             Piece::Whole(Whole::Binary(bytes("abcde")))
         );
         // The next message starts afresh.
-        assert_eq!(fragments.push(Item::FirstText(bytes("x")), 10), Piece::Incomplete);
+        assert_eq!(
+            fragments.push(Item::FirstText(bytes("x")), 10),
+            Piece::Incomplete
+        );
         assert_eq!(
             fragments.push(Item::Last(bytes("y")), 10),
             Piece::Whole(Whole::Text(bytes("xy")))
@@ -104,8 +113,14 @@ mod tests {
     #[test]
     fn a_message_over_the_limit_is_dropped() {
         let mut fragments = Fragments::default();
-        assert_eq!(fragments.push(Item::FirstBinary(bytes("abcd")), 6), Piece::Incomplete);
-        assert_eq!(fragments.push(Item::Continue(bytes("efg")), 6), Piece::TooBig);
+        assert_eq!(
+            fragments.push(Item::FirstBinary(bytes("abcd")), 6),
+            Piece::Incomplete
+        );
+        assert_eq!(
+            fragments.push(Item::Continue(bytes("efg")), 6),
+            Piece::TooBig
+        );
         // Its remaining pieces belong to no message.
         assert_eq!(fragments.push(Item::Last(bytes("h")), 6), Piece::OutOfOrder);
     }
@@ -113,8 +128,17 @@ mod tests {
     #[test]
     fn continuations_without_a_first_frame_are_out_of_order() {
         let mut fragments = Fragments::default();
-        assert_eq!(fragments.push(Item::Continue(bytes("a")), 6), Piece::OutOfOrder);
-        assert_eq!(fragments.push(Item::FirstText(bytes("a")), 6), Piece::Incomplete);
-        assert_eq!(fragments.push(Item::FirstText(bytes("b")), 6), Piece::OutOfOrder);
+        assert_eq!(
+            fragments.push(Item::Continue(bytes("a")), 6),
+            Piece::OutOfOrder
+        );
+        assert_eq!(
+            fragments.push(Item::FirstText(bytes("a")), 6),
+            Piece::Incomplete
+        );
+        assert_eq!(
+            fragments.push(Item::FirstText(bytes("b")), 6),
+            Piece::OutOfOrder
+        );
     }
 }

@@ -402,7 +402,9 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for Session {
                 let limit = self.state.limits.max_frame_bytes.max(MAX_MEDIA_FRAME_BYTES);
                 self.refuse_oversize(ctx, limit);
             }
-            Err(ws::ProtocolError::Io(err)) if is_invalid_utf8(&err) => self.refuse_invalid_utf8(ctx),
+            Err(ws::ProtocolError::Io(err)) if is_invalid_utf8(&err) => {
+                self.refuse_invalid_utf8(ctx)
+            }
             Err(err) => {
                 tracing::debug!(%err, session = self.id, "WebSocket protocol error");
                 ctx.stop();
