@@ -73,7 +73,7 @@ pub struct Options {
     #[arg(long, env = "IRIS_BENCH_REPEATS", default_value_t = 3)]
     pub repeats: usize,
     /// `IRIS_LEASE_TTL_MS` given to the workers of the takeover's spawned clusters.
-    #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 1500)]
+    #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 2000)]
     pub lease_ttl_ms: u64,
     /// Connections being opened at once.
     #[arg(long, env = "IRIS_BENCH_CONNECT_CONCURRENCY", default_value_t = 200)]

@@ -43,7 +43,7 @@ pub struct WorkerArgs {
     pub echo_delay_ms: u64,
 
     /// Partition lease lifetime (ms); a dead worker's partitions move after about this long.
-    #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 1_500, value_parser = clap::value_parser!(u64).range(500..))]
+    #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(500..))]
     pub lease_ttl_ms: u64,
 
     /// On SIGTERM, how long running turns may take to finish before they are handed to
