@@ -1,6 +1,8 @@
 //! The web client every gateway serves at `/`, driven in headless Chromium: two browser
 //! profiles are two devices of one account, each loading the page from its own gateway,
-//! against a cluster whose worker runs its turns on a real Hermes (scripted fake LLM).
+//! against a cluster whose worker runs its turns on a real Hermes (scripted fake LLM), or,
+//! for reasoning (which Hermes 0.19 does not stream), on the fake LLM as an OpenAI-compatible
+//! upstream.
 //! Each test runs one scenario of `tests/browser/scenarios/`; the scenario checks what the
 //! pages show and keeps screenshots of the main states in `target/web-client-screenshots/`.
 
@@ -9,6 +11,7 @@ use std::time::Duration;
 use iris_tests::browser_scenario::{run_scenario, ScenarioSetup};
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
+use iris_tests::fake_llm::FakeLlm;
 use iris_tests::hermes_upstream::HermesUpstream;
 
 /// The account both browser profiles pair as.
@@ -16,24 +19,26 @@ const ACCOUNT: &str = "grace";
 /// The longest one scenario may take, browser start and Hermes' turns included.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
 
-/// Starts Hermes and a two-gateway cluster on it, then runs scenario `name`.
-async fn run_against_hermes(label: &str, name: &str) {
-    let hermes = HermesUpstream::start(label).await;
-    let spec = hermes.workers_of(ClusterSpec::default().gateways(2));
-    let mut cluster = Cluster::start(label, spec).await;
+/// Starts a two-gateway cluster with `spec`'s workers and runs scenario `name` on it.
+async fn run_on(label: &str, name: &str, spec: ClusterSpec) {
+    let mut cluster = Cluster::start(label, spec.gateways(2)).await;
     let token = cluster.create_token(ACCOUNT);
     let setup = ScenarioSetup {
         token,
         timeout: SCENARIO_TIMEOUT,
     };
     run_scenario(name, &mut cluster, setup).await;
-    drop(cluster);
-    drop(hermes);
+}
+
+/// Starts Hermes and a two-gateway cluster on it, then runs scenario `name`.
+async fn run_against_hermes(label: &str, name: &str) {
+    let hermes = HermesUpstream::start(label).await;
+    run_on(label, name, hermes.workers_of(ClusterSpec::default())).await;
 }
 
 /// Proves pairing and a turn in the browser: both pages pair (online), a message sent on one
-/// shows on both with Hermes' answer streamed (reasoning above the text, model and tokens),
-/// and a dangerous command's approval picker shows on both; answered on the second page,
+/// shows on both with Hermes' answer streamed (with its model and token count), and a
+/// dangerous command's approval picker shows on both; answered on the second page,
 /// the tool card ends ok on both, the picker is marked answered on both, and the turn ends.
 #[tokio::test]
 async fn two_browsers_of_one_account_see_one_streamed_turn_and_answer_its_approval() {
@@ -55,4 +60,16 @@ async fn a_channel_a_search_jump_and_an_uploaded_image_reach_both_browsers() {
 #[tokio::test]
 async fn a_browser_whose_gateway_is_killed_reconnects_to_another_and_catches_up() {
     run_against_hermes("web-failover", "gateway_failover").await;
+}
+
+/// Proves reasoning is shown: an answer streamed by an OpenAI-compatible upstream with
+/// reasoning shows it on both pages in a collapsible block above the text (collapsed until
+/// opened), with the model and the token count.
+#[tokio::test]
+async fn an_answer_with_reasoning_shows_it_collapsible_above_the_text_on_both_browsers() {
+    let llm = FakeLlm::start("web-reasoning").await;
+    let spec = ClusterSpec::default()
+        .worker_env("IRIS_AGENT", "openai")
+        .worker_env("IRIS_AGENT_URL", &llm.url());
+    run_on("web-reasoning", "reasoning", spec).await;
 }
