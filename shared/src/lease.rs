@@ -25,37 +25,84 @@ fn holder_value(node: &str, fence: u64) -> String {
     format!("{node}|{fence}")
 }
 
-/// Takes `partition` if free (or extends it if `node` holds it already).
-pub async fn acquire<C: ConnectionLike + Send>(
+/// Takes each of `partitions` that is free (or extends those `node` holds already), in one
+/// round trip; returns the leases obtained, in the order asked.
+pub async fn acquire_each<C: ConnectionLike + Send>(
     conn: &mut C,
-    partition: Partition,
+    partitions: &[Partition],
     node: &str,
     ttl_ms: u64,
-) -> redis::RedisResult<Option<HeldLease>> {
-    let fence: u64 = scripts::LEASE_ACQUIRE
-        .key(keys::lease(partition))
-        .key(keys::lease_fence(partition))
-        .arg(node)
-        .arg(ttl_ms)
-        .invoke_async(conn)
-        .await?;
-    Ok((fence > 0).then_some(HeldLease { partition, fence }))
+) -> redis::RedisResult<Vec<HeldLease>> {
+    if partitions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pipe = redis::pipe();
+    pipe.load_script(&scripts::LEASE_ACQUIRE).ignore();
+    for &partition in partitions {
+        pipe.invoke_script(
+            scripts::LEASE_ACQUIRE
+                .key(keys::lease(partition))
+                .key(keys::lease_fence(partition))
+                .arg(node)
+                .arg(ttl_ms),
+        );
+    }
+    let fences: Vec<u64> = pipe.query_async(conn).await?;
+    Ok(partitions
+        .iter()
+        .zip(fences)
+        .filter(|&(_, fence)| fence > 0)
+        .map(|(&partition, fence)| HeldLease { partition, fence })
+        .collect())
 }
 
-/// Extends a held lease; `false` means it is lost.
-pub async fn renew<C: ConnectionLike + Send>(
+/// Extends every held lease in one round trip (so a node's renewal takes the same time
+/// whatever number of partitions it holds); each answer says whether that lease is still
+/// held, in the order given.
+pub async fn renew_each<C: ConnectionLike + Send>(
     conn: &mut C,
-    lease: HeldLease,
+    leases: &[HeldLease],
     node: &str,
     ttl_ms: u64,
-) -> redis::RedisResult<bool> {
-    let renewed: u8 = scripts::LEASE_RENEW
-        .key(keys::lease(lease.partition))
-        .arg(holder_value(node, lease.fence))
-        .arg(ttl_ms)
-        .invoke_async(conn)
-        .await?;
-    Ok(renewed == 1)
+) -> redis::RedisResult<Vec<bool>> {
+    if leases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pipe = redis::pipe();
+    // Loading is part of the same round trip: a restarted Redis has lost its scripts.
+    pipe.load_script(&scripts::LEASE_RENEW).ignore();
+    for lease in leases {
+        pipe.invoke_script(
+            scripts::LEASE_RENEW
+                .key(keys::lease(lease.partition))
+                .arg(holder_value(node, lease.fence))
+                .arg(ttl_ms),
+        );
+    }
+    let renewed: Vec<u8> = pipe.query_async(conn).await?;
+    Ok(renewed.into_iter().map(|answer| answer == 1).collect())
+}
+
+/// Gives every held lease in `leases` up, in one round trip.
+pub async fn release_each<C: ConnectionLike + Send>(
+    conn: &mut C,
+    leases: &[HeldLease],
+    node: &str,
+) -> redis::RedisResult<()> {
+    if leases.is_empty() {
+        return Ok(());
+    }
+    let mut pipe = redis::pipe();
+    pipe.load_script(&scripts::LEASE_RELEASE).ignore();
+    for lease in leases {
+        pipe.invoke_script(
+            scripts::LEASE_RELEASE
+                .key(keys::lease(lease.partition))
+                .arg(holder_value(node, lease.fence)),
+        )
+        .ignore();
+    }
+    pipe.query_async::<()>(conn).await
 }
 
 /// Whether `node` still holds `lease` (same fencing token).
@@ -69,20 +116,6 @@ pub async fn holds<C: ConnectionLike + Send>(
         .query_async(conn)
         .await?;
     Ok(holder.as_deref() == Some(holder_value(node, lease.fence).as_str()))
-}
-
-/// Gives a held lease up so another worker can take it at once.
-pub async fn release<C: ConnectionLike + Send>(
-    conn: &mut C,
-    lease: HeldLease,
-    node: &str,
-) -> redis::RedisResult<()> {
-    let _: u8 = scripts::LEASE_RELEASE
-        .key(keys::lease(lease.partition))
-        .arg(holder_value(node, lease.fence))
-        .invoke_async(conn)
-        .await?;
-    Ok(())
 }
 
 /// Tells every worker that leases were given up, so they take the free partitions now

@@ -212,13 +212,13 @@ fn preference(node_id: &str, partition: Partition) -> u64 {
 
 async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String> {
     let mut conn = redis.get().await.map_err(|e| e.to_string())?;
+    let renewed = lease::renew_each(&mut conn, &input.held, &input.node_id, input.ttl_ms)
+        .await
+        .map_err(|e| e.to_string())?;
     let mut held = Vec::with_capacity(input.held.len());
     let mut lost = Vec::new();
-    for lease in input.held {
-        if lease::renew(&mut conn, lease, &input.node_id, input.ttl_ms)
-            .await
-            .map_err(|e| e.to_string())?
-        {
+    for (lease, still_held) in input.held.into_iter().zip(renewed) {
+        if still_held {
             held.push(lease);
         } else {
             tracing::warn!(
@@ -240,20 +240,18 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String>
     let target = (input.partitions as usize).div_ceil(alive.max(1));
 
     held.sort_by_key(|l| std::cmp::Reverse(preference(&input.node_id, l.partition)));
-    let mut released = false;
-    while held.len() > target {
-        let Some(extra) = held.pop() else { break };
-        lease::release(&mut conn, extra, &input.node_id)
+    if held.len() > target {
+        let extra = held.split_off(target);
+        lease::release_each(&mut conn, &extra, &input.node_id)
             .await
             .map_err(|e| e.to_string())?;
-        released = true;
-        metrics::incr(&metrics::get().partitions_released_total);
-        tracing::info!(
-            partition = extra.partition,
-            "partition handed over for balance"
-        );
-    }
-    if released {
+        for lease in &extra {
+            metrics::incr(&metrics::get().partitions_released_total);
+            tracing::info!(
+                partition = lease.partition,
+                "partition handed over for balance"
+            );
+        }
         lease::announce_released(&mut conn)
             .await
             .map_err(|e| e.to_string())?;
@@ -264,16 +262,24 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String>
             .filter(|p| !held.iter().any(|l| l.partition == *p))
             .collect();
         candidates.sort_by_key(|&p| std::cmp::Reverse(preference(&input.node_id, p)));
-        for partition in candidates {
-            if held.len() >= target {
+        // Ask for just the partitions still wanted, most preferred first, one round trip
+        // per batch: most are free or not, so one or two batches settle it.
+        let mut candidates = candidates.into_iter();
+        while held.len() < target {
+            let batch: Vec<Partition> = candidates.by_ref().take(target - held.len()).collect();
+            if batch.is_empty() {
                 break;
             }
-            if let Some(lease) = lease::acquire(&mut conn, partition, &input.node_id, input.ttl_ms)
+            let acquired = lease::acquire_each(&mut conn, &batch, &input.node_id, input.ttl_ms)
                 .await
-                .map_err(|e| e.to_string())?
-            {
+                .map_err(|e| e.to_string())?;
+            for lease in acquired {
                 metrics::incr(&metrics::get().partition_takeovers_total);
-                tracing::info!(partition, fence = lease.fence, "partition acquired");
+                tracing::info!(
+                    partition = lease.partition,
+                    fence = lease.fence,
+                    "partition acquired"
+                );
                 held.push(lease);
             }
         }
@@ -318,8 +324,8 @@ impl Handler<ReleaseAll> for LeaseKeeper {
                 // fewer, or it would not aim to take these partitions.
                 let _ = lease::leave(&mut conn, &node_id).await;
                 let count = held.len();
-                for lease in held {
-                    let _ = lease::release(&mut conn, lease, &node_id).await;
+                let _ = lease::release_each(&mut conn, &held, &node_id).await;
+                for _ in 0..count {
                     metrics::incr(&metrics::get().partitions_released_total);
                 }
                 let _ = lease::announce_released(&mut conn).await;
