@@ -45,7 +45,11 @@ export class Connection {
     this.connect();
     this.heartbeat = setInterval(() => this.beat(), HEARTBEAT_MS);
     this.wake = () => this.socket || this.retryNow();
+    // The browser knows the network is gone before a heartbeat could tell: drop the socket
+    // (its close may never arrive) and retry once the network is back.
+    this.lost = () => this.socket && this.reconnect();
     addEventListener('online', this.wake);
+    addEventListener('offline', this.lost);
   }
 
   stop() {
@@ -53,6 +57,7 @@ export class Connection {
     clearInterval(this.heartbeat);
     clearTimeout(this.retryTimer);
     removeEventListener('online', this.wake);
+    removeEventListener('offline', this.lost);
     this.socket?.close(1000, 'unpaired');
     this.socket = null;
     this.failPending(() => true, 'disconnected');
@@ -65,6 +70,11 @@ export class Connection {
 
   connect() {
     if (this.stopped) return;
+    // No network: wait for the browser's `online` event (or the next retry) instead.
+    if (navigator.onLine === false) {
+      this.setState('offline', '');
+      return this.scheduleRetry();
+    }
     const url = this.url;
     this.setState('connecting', url);
     let socket;
@@ -128,7 +138,7 @@ export class Connection {
     const socket = this.socket;
     if (!socket) return this.retryNow();
     socket.close(4000, 'reconnect');
-    this.closed(socket, { code: 4100 });
+    this.closed(socket, { code: navigator.onLine === false ? 1006 : 4100 });
   }
 
   retryNow() {
