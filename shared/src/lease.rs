@@ -144,15 +144,25 @@ pub async fn claim_chat<C: ConnectionLike + Send>(
     Ok(claimed == 1)
 }
 
-/// Announces that worker `node` is alive until `expires_ms`, and returns how many workers
-/// are alive now (including this one).
+/// What a worker's heartbeat learned about the live workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    /// Workers alive now, this one included.
+    pub alive: usize,
+    /// When the soonest-expiring other worker stops counting as alive unless it renews
+    /// (epoch ms): a dead worker's partitions can be taken from then on.
+    pub next_peer_expiry_ms: Option<u64>,
+}
+
+/// Announces that worker `node` is alive until `expires_ms`, drops workers whose own
+/// announcement ran out, and says how many are alive and when the next other one lapses.
 pub async fn heartbeat<C: ConnectionLike + Send>(
     conn: &mut C,
     node: &str,
     now_ms: u64,
     expires_ms: u64,
-) -> redis::RedisResult<usize> {
-    let (_, _, alive): ((), (), usize) = redis::pipe()
+) -> redis::RedisResult<Liveness> {
+    let (_, _, alive, soonest): ((), (), usize, Vec<(String, u64)>) = redis::pipe()
         .cmd("ZADD")
         .arg(keys::workers())
         .arg(expires_ms)
@@ -163,9 +173,22 @@ pub async fn heartbeat<C: ConnectionLike + Send>(
         .arg(now_ms)
         .cmd("ZCARD")
         .arg(keys::workers())
+        // The two soonest: one of them may be this worker.
+        .cmd("ZRANGE")
+        .arg(keys::workers())
+        .arg(0)
+        .arg(1)
+        .arg("WITHSCORES")
         .query_async(conn)
         .await?;
-    Ok(alive)
+    let next_peer_expiry_ms = soonest
+        .into_iter()
+        .find(|(member, _)| member != node)
+        .map(|(_, expires)| expires);
+    Ok(Liveness {
+        alive,
+        next_peer_expiry_ms,
+    })
 }
 
 /// Removes worker `node` from the live set (on orderly shutdown).

@@ -6,9 +6,10 @@
 //! stable), or giving up its least-preferred ones when workers join. Owned partitions and
 //! their fencing tokens are published on a watch channel for the inbox reader.
 //!
-//! It ticks every quarter lease lifetime, and at once when another worker announces that it
+//! It ticks every quarter lease lifetime, at once when another worker announces that it
 //! gave leases up ([`Rescan`], from `lease_watch`), so released partitions move in
-//! milliseconds. A lease found lost (it expired while this worker was paused or cut off)
+//! milliseconds, and just after a silent worker's announcement lapses, so a dead worker's
+//! partitions move when its leases run out rather than up to a tick later. A lease found lost (it expired while this worker was paused or cut off)
 //! makes the directory stop that partition's chats. On drain ([`BeginDrain`]) the keeper
 //! leaves the worker set, stops taking partitions and hides them from the inbox reader,
 //! but keeps renewing what it holds until [`ReleaseAll`].
@@ -33,6 +34,9 @@ use crate::metrics;
 
 /// Ticks per lease lifetime: a lease is renewed several times before it could expire.
 const TICKS_PER_TTL: u32 = 4;
+/// How long after a silent worker's announcement lapses the extra tick comes (its leases,
+/// renewed a moment before the announcement, have run out by then).
+const PEER_LAPSE_MARGIN: Duration = Duration::from_millis(5);
 
 /// Gives every lease up, leaves the worker set and tells the other workers (orderly
 /// shutdown).
@@ -145,12 +149,30 @@ impl LeaseKeeper {
                 .into_actor(self)
                 .map(|result, act, ctx| {
                     act.ticking = false;
+                    if let Ok(outcome) = &result {
+                        act.watch_peer_expiry(outcome.next_peer_expiry_ms, ctx);
+                    }
                     act.apply_tick(result);
                     if std::mem::take(&mut act.tick_again) {
                         act.tick(ctx);
                     }
                 }),
         );
+    }
+
+    /// A live worker renews its announcement every tick, so its expiry stays most of a
+    /// lease lifetime ahead. One that lapses before this worker's next regular tick has
+    /// stopped renewing (it died): tick once just after it lapses, so its partitions are
+    /// taken when its leases run out (they were renewed just before its announcement),
+    /// not up to a tick later.
+    fn watch_peer_expiry(&mut self, next_peer_expiry_ms: Option<u64>, ctx: &mut Context<Self>) {
+        let Some(expiry_ms) = next_peer_expiry_ms else {
+            return;
+        };
+        let until = Duration::from_millis(expiry_ms.saturating_sub(now_ms()));
+        if until < self.ttl / TICKS_PER_TTL {
+            ctx.run_later(until + PEER_LAPSE_MARGIN, Self::tick);
+        }
     }
 
     fn apply_tick(&mut self, result: Result<TickOutcome, String>) {
@@ -198,6 +220,8 @@ struct TickOutcome {
     held: Vec<HeldLease>,
     /// Partitions whose lease turned out to be someone else's.
     lost: Vec<Partition>,
+    /// When the soonest-expiring other worker lapses unless it renews (epoch ms).
+    next_peer_expiry_ms: Option<u64>,
 }
 
 /// This node's preference for `partition` (rendezvous hashing).
@@ -230,14 +254,18 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String>
         }
     }
     if input.draining {
-        return Ok(TickOutcome { held, lost });
+        return Ok(TickOutcome {
+            held,
+            lost,
+            next_peer_expiry_ms: None,
+        });
     }
 
     let now = now_ms();
-    let alive = lease::heartbeat(&mut conn, &input.node_id, now, now + input.ttl_ms)
+    let liveness = lease::heartbeat(&mut conn, &input.node_id, now, now + input.ttl_ms)
         .await
         .map_err(|e| e.to_string())?;
-    let target = (input.partitions as usize).div_ceil(alive.max(1));
+    let target = (input.partitions as usize).div_ceil(liveness.alive.max(1));
 
     held.sort_by_key(|l| std::cmp::Reverse(preference(&input.node_id, l.partition)));
     if held.len() > target {
@@ -284,7 +312,11 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String>
             }
         }
     }
-    Ok(TickOutcome { held, lost })
+    Ok(TickOutcome {
+        held,
+        lost,
+        next_peer_expiry_ms: liveness.next_peer_expiry_ms,
+    })
 }
 
 impl Actor for LeaseKeeper {
