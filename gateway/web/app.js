@@ -8,7 +8,7 @@ import { hidePairing, setupPairing, showError, showPairing } from './pairing.js'
 import { defaultChat, removeChat, render as renderChats, renameChat, setChats, setupSidebar, upsertChat } from './chats.js';
 import { addMedia, append, dropTimelines, markRead, onCommentary, onMessage, onStart, onStop, onUpdate, setupScrolling, showChat, streaming, visibleNewestAnswer } from './messages.js';
 import { onToolEnd, onToolProgress, onToolStart, onTurnEnd } from './tools.js';
-import { onPicker, resolved } from './pickers.js';
+import { onPicker, resolved, shown } from './pickers.js';
 import { setupComposer, showBusy } from './composer.js';
 import { mediaNode, onBinary } from './media.js';
 import { setupSearch } from './search.js';
@@ -85,7 +85,8 @@ function dispatch(frame, answered) {
       return;
     case 'notification':
       if (payload.picker_id && payload.choice !== undefined) resolved(payload.picker_id, payload.choice);
-      if (!answered) toast({ kind: payload.kind || 'generic', title: payload.title, body: payload.body });
+      // A picker on screen says it all: opened, or answered (here or elsewhere).
+      if (!answered && !shown(payload.picker_id)) toast({ kind: payload.kind || 'generic', title: payload.title, body: payload.body });
       return;
     case 'error':
       if (!answered) toast({ kind: 'error', title: `Error (${payload.code})`, body: payload.message });

@@ -218,9 +218,11 @@ export function onCommentary(chat, payload) {
   keepingEnd(chat, () => record.steps.append(note));
 }
 
-/** Where a turn's tool cards and media go: the streamed answer, else the timeline. */
-export function turnContainer(chat) {
-  return streaming(chat)?.steps || timeline(chat).el;
+/** Adds a turn's tool card or picker to the answer being streamed (next to the steps it
+ * belongs to), else to the end of the timeline. */
+export function appendToTurn(chat, node) {
+  const answer = streaming(chat);
+  keepingEnd(chat, () => (answer ? answer.steps : timeline(chat).el).append(node));
 }
 
 /** Loads history until `messageId` is in `chat`, then scrolls to it and highlights it. */

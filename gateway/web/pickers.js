@@ -4,7 +4,7 @@
 
 import { el } from './dom.js';
 import { emit, net } from './store.js';
-import { append } from './messages.js';
+import { appendToTurn } from './messages.js';
 
 const APPROVAL = [
   ['once', 'Allow once'],
@@ -59,7 +59,7 @@ export function onPicker(chat, kind, payload) {
     if (button && node.dataset.answered !== 'true') answer(node, chat, button.dataset.value);
   });
   pickers.set(id, node);
-  append(chat, node);
+  appendToTurn(chat, node);
 }
 
 function answer(node, chat, value) {
@@ -73,6 +73,9 @@ function answer(node, chat, value) {
       else emit('toast', { kind: 'error', title: 'Not answered', body: err.message });
     });
 }
+
+/** Whether picker `pickerId` is in the chat on screen (its notices need no toast then). */
+export const shown = (pickerId) => Boolean(pickers.get(pickerId)?.isConnected);
 
 /** Closes a picker: answered here, on another device (`choice`), or already gone (null). */
 export function resolved(pickerId, choice) {

@@ -2,7 +2,7 @@
 // its name, preview, progress notes, duration and outcome.
 
 import { el } from './dom.js';
-import { append, turnContainer, timeline } from './messages.js';
+import { appendToTurn } from './messages.js';
 
 /** chat id → (tool index → card) for the turn running there. */
 const open = new Map();
@@ -26,9 +26,7 @@ function card(chat, payload) {
       entry.notes,
     );
     tools.set(payload.index, entry);
-    const container = turnContainer(chat);
-    if (container === timeline(chat).el) append(chat, entry.el);
-    else container.append(entry.el);
+    appendToTurn(chat, entry.el);
   }
   if (payload.name) entry.name.textContent = payload.name;
   return entry;
