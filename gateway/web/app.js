@@ -127,13 +127,16 @@ function setupConnectionView() {
     if (!state.chats.has(state.current)) state.current = defaultChat();
     renderChats();
   });
-  on('synced', ({ reset }) => {
+  on('synced', async ({ reset }) => {
     if (reset) {
       dropTimelines();
       state.busy.clear();
-      showBusy();
     }
-    selectChat(state.current);
+    if (!state.chats.has(state.current)) state.current = defaultChat();
+    renderChats();
+    showBusy();
+    await showChat(state.current);
+    sendReceipt();
   });
   on('auth-failed', (message) => showPairing(message));
   on('conn-error', (message) => showError(message));

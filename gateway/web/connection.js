@@ -8,6 +8,10 @@ const HEARTBEAT_MS = 15000;
 /** Silence after which the socket is taken for dead (the server pings every 15 s). */
 const SILENCE_MS = 40000;
 const BACKOFF_CAP_MS = 5000;
+/** How long a gateway may take to open the socket and answer `hello` before the next is tried. */
+const CONNECT_TIMEOUT_MS = 10000;
+/** A connection that lasts this long proves the gateway good: backoff starts afresh. */
+const STABLE_MS = 5000;
 /** How long an answer that travels through the outbox may take, across reconnects. */
 const ANSWER_TIMEOUT_MS = 30000;
 /** Close codes after which reconnecting with the same token fails again. */
@@ -95,6 +99,12 @@ export class Connection {
       else this.onBinary(new Uint8Array(event.data));
     };
     socket.onclose = (event) => this.closed(socket, event);
+    clearTimeout(this.connectTimer);
+    this.connectTimer = setTimeout(() => {
+      if (this.socket !== socket || this.paired) return;
+      socket.close(4000, 'too slow');
+      this.closed(socket, { code: 1006 });
+    }, CONNECT_TIMEOUT_MS);
   }
 
   hello() {
@@ -110,6 +120,7 @@ export class Connection {
     if (socket !== this.socket) return;
     this.socket = null;
     this.paired = false;
+    clearTimeout(this.stableTimer);
     this.failPending((p) => LIVE_ANSWERS.has(p.type) || p.type === 'hello' || p.type === 'sync', 'connection lost');
     if (this.stopped) return;
     const final = FINAL_CODES.get(event.code);
@@ -186,7 +197,8 @@ export class Connection {
 
   acked(payload) {
     this.paired = true;
-    this.attempt = 0;
+    clearTimeout(this.connectTimer);
+    this.stableTimer = setTimeout(() => (this.attempt = 0), STABLE_MS);
     const first = this.cursor === null;
     if (first) {
       this.cursor = payload.sync_cursor ?? 0;
