@@ -183,6 +183,34 @@ impl Client {
             .unwrap_or_else(|err| panic!("[{label}] cannot send a raw text frame: {err}"));
     }
 
+    /// Sends `bytes` as one binary message split into WebSocket frames of at most `piece`
+    /// bytes (a first frame and continuations), as browsers send large messages.
+    pub async fn send_fragmented_binary(&mut self, bytes: &[u8], piece: usize) {
+        self.send_fragmented(Data::Binary, bytes, piece).await;
+    }
+
+    /// Sends `bytes` as one text message split into frames of at most `piece` bytes.
+    pub async fn send_fragmented_text(&mut self, bytes: &[u8], piece: usize) {
+        self.send_fragmented(Data::Text, bytes, piece).await;
+    }
+
+    async fn send_fragmented(&mut self, first: Data, bytes: &[u8], piece: usize) {
+        let label = &self.label;
+        let pieces: Vec<&[u8]> = bytes.chunks(piece).collect();
+        for (index, part) in pieces.iter().enumerate() {
+            let opcode = if index == 0 {
+                OpCode::Data(first)
+            } else {
+                OpCode::Data(Data::Continue)
+            };
+            let frame = Frame::message(part.to_vec(), opcode, index + 1 == pieces.len());
+            self.ws
+                .send(Message::Frame(frame))
+                .await
+                .unwrap_or_else(|err| panic!("[{label}] cannot send a fragment: {err}"));
+        }
+    }
+
     /// Sends a JSON frame.
     pub async fn send(&mut self, frame: &Value) {
         self.send_text(&frame.to_string()).await;

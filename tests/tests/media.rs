@@ -320,6 +320,43 @@ async fn uploads_from_two_gateways_pull_back_identical_from_the_other() {
     assert_eq!(files_under(media.path()).len(), 3);
 }
 
+/// Proves chunks sent as fragmented WebSocket messages (a first frame and continuations,
+/// as Chromium sends large binary messages) are joined and count like whole ones: the
+/// upload is kept and pulls back identical, and a fragmented text frame is served too.
+#[tokio::test]
+async fn chunks_sent_in_fragments_are_joined_into_whole_messages() {
+    let media = MediaDir::new("media-fragments");
+    let spec = ClusterSpec::default()
+        .gateways(1)
+        .workers(0)
+        .gateway_env("IRIS_MEDIA_STORE", &media.url());
+    let cluster = Cluster::start("media-fragments", spec).await;
+    let token = cluster.create_token("fran");
+    let mut browser = cluster.connect(0, "browser").await;
+    browser.pair(&token, "browser-1").await;
+    browser.set_recv_timeout(TRANSFER_TIMEOUT);
+
+    let photo = test_bytes(5 * CHUNK + 4321, 7);
+    start_upload(&mut browser, "frag", "image", "image/png", photo.len()).await;
+    for piece in photo.chunks(CHUNK) {
+        // Uneven fragments, the last one a few bytes, as a browser's send buffer splits them.
+        browser
+            .send_fragmented_binary(&upload_chunk("frag", piece), CHUNK - 5)
+            .await;
+    }
+    let id = end_upload(&mut browser, "frag", &sha256_hex(&photo)).await;
+    let offer = answer_to(&mut browser, id).await;
+    let media_id = offered_media_id(&offer, "image", "image/png", &photo);
+    let (pulled, end) = pull(&mut browser, &media_id, None).await;
+    assert_eq!(end["payload"]["ok"], json!(true), "{end}");
+    assert!(pulled == photo, "the fragmented upload came back different");
+
+    let ping = json!({"v": 1, "id": 77, "type": "ping", "payload": {"ts": 5}}).to_string();
+    browser.send_fragmented_text(ping.as_bytes(), 10).await;
+    let pong = answer_to(&mut browser, 77).await;
+    assert_eq!(type_of(&pong), "pong", "{pong}");
+}
+
 /// Proves an upload whose `media.upload.end` carries the wrong SHA-256 is answered with
 /// `error {code: unsupported}` naming the mismatch, and nothing is kept: no object in the
 /// store, no record or ref in Redis (so it can never be pulled).
