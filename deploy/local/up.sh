@@ -89,6 +89,9 @@ token=$("$bin/iris-gateway" token create --account "$account" --name "local $(da
 cat <<EOT
 
 Iris Cluster is up (Redis ${redis_host_port}, agent ${IRIS_AGENT:-echo}).
+  Web client: open http://127.0.0.1:${gateway_ports%% *}/ and pair with the token below and these
+    gateway URLs (the page moves to the next one if its gateway goes away):
+      $(for port in $gateway_ports; do printf 'http://127.0.0.1:%s ' "$port"; done)
   WebSocket URLs:$(for port in $gateway_ports; do printf '\n    ws://127.0.0.1:%s/ws' "$port"; done)
   Device token (account "$account"):
     $token
