@@ -10,7 +10,7 @@ import { addMedia, append, dropTimelines, markRead, onCommentary, onMessage, onS
 import { onToolEnd, onToolProgress, onToolStart, onTurnEnd } from './tools.js';
 import { onPicker, resolved, shown } from './pickers.js';
 import { setupComposer, showBusy } from './composer.js';
-import { mediaNode, onBinary } from './media.js';
+import { aboutEndedUpload, mediaNode, onBinary } from './media.js';
 import { setupSearch } from './search.js';
 import { clearUnread, countAnswer, setupNotifications, toast } from './notify.js';
 
@@ -89,7 +89,7 @@ function dispatch(frame, answered) {
       if (!answered && !shown(payload.picker_id)) toast({ kind: payload.kind || 'generic', title: payload.title, body: payload.body });
       return;
     case 'error':
-      if (!answered) toast({ kind: 'error', title: `Error (${payload.code})`, body: payload.message });
+      if (!answered && !aboutEndedUpload(payload.message)) toast({ kind: 'error', title: `Error (${payload.code})`, body: payload.message });
       return;
     case 'sync.done':
       // Redis lost the cluster's data: pair again for fresh channels (the cursor is already

@@ -251,18 +251,21 @@ export class Connection {
   }
 
   /** Sends a request and resolves with its answer frame (rejects on `error`). While not paired
-   * the request waits and goes out right after the next `hello.ack`. */
+   * the request waits and goes out right after the next `hello.ack`. A `timeout` of 0 waits
+   * for as long as the connection lasts; the promise's `id` lets `forget` stop waiting. */
   request(type, payload = {}, { chat, thread, expect = [], timeout = ANSWER_TIMEOUT_MS } = {}) {
-    return new Promise((resolve, reject) => {
-      const id = this.id();
+    const id = this.id();
+    const answered = new Promise((resolve, reject) => {
       const frame = { v: 1, id, type, payload };
       if (chat) frame.chat_id = chat;
       if (thread) frame.thread_id = thread;
       const entry = { expect: new Set(expect), type, resolve, reject };
       if (expect.length) {
-        entry.timer = setTimeout(() => {
-          if (this.pending.delete(id)) reject(new Error(`no answer to ${type}`));
-        }, timeout);
+        if (timeout > 0) {
+          entry.timer = setTimeout(() => {
+            if (this.pending.delete(id)) reject(new Error(`no answer to ${type}`));
+          }, timeout);
+        }
         this.pending.set(id, entry);
       }
       const send = () => {
@@ -272,6 +275,14 @@ export class Connection {
       if (this.paired && this.socket?.readyState === WebSocket.OPEN) send();
       else this.queue.push(send);
     });
+    answered.id = id;
+    return answered;
+  }
+
+  /** Stops waiting for the answer to request `id` (one that is answered only when refused). */
+  forget(id) {
+    clearTimeout(this.pending.get(id)?.timer);
+    this.pending.delete(id);
   }
 
   /** Sends a binary frame; false when there is no open socket. */

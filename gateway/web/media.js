@@ -15,6 +15,9 @@ const AUTO_PULL_BYTES = 8 * 1024 * 1024;
 const MAX_PULLS = 4;
 
 const encoder = new TextEncoder();
+/** Refs of uploads refused or abandoned here: the server's errors about chunks already on the
+ * way for them say nothing new. */
+const ended = new Set();
 const pulls = new Map(); // media_id → {chunks, promise}
 const blobs = new Map(); // media_id → Promise<blob: URL>
 const waiting = [];
@@ -44,22 +47,39 @@ export async function upload(file, progress) {
   const payload = { media_ref: ref, kind: kindOf(mime), mime, size: bytes.length, filename: file.name };
   // An accepted start gets no answer; a refused one gets an error, which aborts the rest.
   let refused = null;
-  conn.request('media.upload.start', payload, { expect: ['never'], timeout: 120000 }).catch((err) => {
+  const start = conn.request('media.upload.start', payload, { expect: ['never'], timeout: 0 });
+  start.catch((err) => {
     refused = err;
+    ended.add(ref);
   });
+  try {
+    return await sendChunks(conn, ref, bytes, sha256, progress, () => refused);
+  } catch (err) {
+    ended.add(ref);
+    throw err;
+  } finally {
+    conn.forget(start.id);
+  }
+}
+
+/** Whether an `error` without id is about a chunk of an upload that already failed here. */
+export const aboutEndedUpload = (message) => [...ended].some((ref) => String(message).includes(`"${ref}"`));
+
+/** Sends the chunks, paced by the socket's buffer, then `media.upload.end`. */
+async function sendChunks(conn, ref, bytes, sha256, progress, refusal) {
   for (let at = 0; at < bytes.length; at += CHUNK) {
-    while (conn.buffered > HIGH_WATER && !refused) await sleep(20);
-    if (refused) throw refused;
+    while (conn.buffered > HIGH_WATER && !refusal()) await sleep(20);
+    if (refusal()) throw refusal();
     const part = bytes.subarray(at, at + CHUNK);
     const { frame, offset } = header(UPLOAD_CHUNK, ref, part.length);
     frame.set(part, offset);
     if (!conn.sendBinary(frame)) throw new Error('connection lost during the upload');
     progress(Math.min(1, (at + part.length - conn.buffered) / bytes.length));
   }
-  while (conn.buffered > 0 && !refused) await sleep(20);
+  while (conn.buffered > 0 && !refusal()) await sleep(20);
   progress(1);
   const offer = await conn.request('media.upload.end', { media_ref: ref, sha256 }, { expect: ['media.offer'] });
-  if (refused) throw refused;
+  if (refusal()) throw refusal();
   return offer.payload;
 }
 
