@@ -23,8 +23,12 @@ const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
 
 /// What a scenario is given besides the cluster.
 pub struct ScenarioSetup {
+    /// The account the token belongs to.
+    pub account: String,
     /// The device token both browser profiles pair with (one account, two devices).
     pub token: String,
+    /// The gateways' `IRIS_ADMIN_KEY`, for scenarios that use the server API.
+    pub admin_key: Option<String>,
     /// The longest the whole scenario may take.
     pub timeout: Duration,
 }
@@ -57,10 +61,15 @@ pub async fn run_scenario(name: &str, cluster: &mut Cluster, setup: ScenarioSetu
     let gateways: Vec<String> = (0..cluster.gateway_count())
         .map(|index| format!("http://{}", cluster.gateway_addr(index)))
         .collect();
-    let mut child = Command::new("node")
+    let mut node = Command::new("node");
+    if let Some(key) = &setup.admin_key {
+        node.env("IRIS_WEB_ADMIN_KEY", key);
+    }
+    let mut child = node
         .arg(dir.join("scenarios").join(format!("{name}.mjs")))
         .current_dir(&dir)
         .env("IRIS_WEB_GATEWAYS", gateways.join(" "))
+        .env("IRIS_WEB_ACCOUNT", &setup.account)
         .env("IRIS_WEB_TOKEN", &setup.token)
         .env("IRIS_WEB_SCREENSHOTS", screenshot_dir())
         .env("IRIS_CHROMIUM", &chromium)

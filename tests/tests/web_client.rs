@@ -19,12 +19,17 @@ const ACCOUNT: &str = "grace";
 /// The longest one scenario may take, browser start and Hermes' turns included.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
 
+/// The gateways' server API key in the scenarios that use it.
+const ADMIN_KEY: &str = "web-client-scenario-admin-key";
+
 /// Starts a two-gateway cluster with `spec`'s workers and runs scenario `name` on it.
 async fn run_on(label: &str, name: &str, spec: ClusterSpec) {
-    let mut cluster = Cluster::start(label, spec.gateways(2)).await;
-    let token = cluster.create_token(ACCOUNT);
+    let spec = spec.gateways(2).gateway_env("IRIS_ADMIN_KEY", ADMIN_KEY);
+    let mut cluster = Cluster::start(label, spec).await;
     let setup = ScenarioSetup {
-        token,
+        account: ACCOUNT.into(),
+        token: cluster.create_token(ACCOUNT),
+        admin_key: Some(ADMIN_KEY.into()),
         timeout: SCENARIO_TIMEOUT,
     };
     run_scenario(name, &mut cluster, setup).await;
@@ -72,4 +77,15 @@ async fn an_answer_with_reasoning_shows_it_collapsible_above_the_text_on_both_br
         .worker_env("IRIS_AGENT", "openai")
         .worker_env("IRIS_AGENT_URL", &llm.url());
     run_on("web-reasoning", "reasoning", spec).await;
+}
+
+/// Proves the rest of a day's use on the echo agent: a chat with 130 earlier messages opens
+/// on its newest page and scrolls back through every one, once each and in order; `/ti`
+/// autocompletes to `/title`, which renames the chat on both pages; a notification from the
+/// server API shows as a toast on both; Stop ends a long streamed answer at once, cut
+/// short; and each page shows the other device's read receipt on the newest answer.
+#[tokio::test]
+async fn history_scrolls_back_slash_commands_complete_stop_cuts_an_answer_and_toasts_show() {
+    let spec = ClusterSpec::default().worker_env("IRIS_ECHO_DELAY_MS", "300");
+    run_on("web-history", "history_commands_stop", spec).await;
 }
