@@ -124,6 +124,9 @@ function setupConnectionView() {
     state.caps = ack.server_caps || {};
     setChats(ack.channels);
     hidePairing();
+    // Offer only what the cluster has (`server_caps`).
+    $('.attach').hidden = state.caps.media === false;
+    $('#search-form').hidden = state.caps.search === false;
     if (!state.chats.has(state.current)) state.current = defaultChat();
     renderChats();
   });

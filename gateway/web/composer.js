@@ -165,7 +165,7 @@ function hideSuggestions() {
 }
 
 /** Uploads the files as attachments of the next message. */
-export function attach(files) {
+function attach(files) {
   for (const file of files) {
     const item = { file, state: 'uploading', progress: el('progress', { max: 1, value: 0 }) };
     attachments.push(item);

@@ -16,7 +16,6 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 export const $ = (selector, root = document) => root.querySelector(selector);
-export const $$ = (selector, root = document) => [...root.querySelectorAll(selector)];
 
 /** Local time of an epoch-millisecond timestamp, with the date when it is not today. */
 export function formatTime(ms) {

@@ -66,7 +66,7 @@ const scrollToEnd = () => {
 };
 
 /** Loads the page before the oldest loaded message (the newest page first). */
-export function loadOlder(chat) {
+function loadOlder(chat) {
   const tl = timeline(chat);
   if (tl.loading) return tl.loading;
   if (tl.loaded && !tl.hasMore) return Promise.resolve();

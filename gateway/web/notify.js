@@ -31,7 +31,7 @@ export function clearUnread(chat) {
   showUnread();
 }
 
-export function showUnread() {
+function showUnread() {
   const total = [...state.unread.values()].reduce((a, b) => a + b, 0);
   document.title = total ? `(${total}) ${BASE_TITLE}` : BASE_TITLE;
   for (const entry of document.querySelectorAll('[data-testid=channel]')) {

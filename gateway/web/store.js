@@ -8,7 +8,7 @@ export const DEFAULT_CHAT = 'android:default';
 /** The connection in use (set by app.js once paired). */
 export const net = { conn: null };
 
-export const bus = new EventTarget();
+const bus = new EventTarget();
 export const emit = (name, detail) => bus.dispatchEvent(new CustomEvent(name, { detail }));
 export const on = (name, handler) => bus.addEventListener(name, (event) => handler(event.detail));
 
