@@ -231,6 +231,30 @@ mod tests {
     }
 
     #[test]
+    fn every_file_of_the_client_is_embedded_and_every_import_is_one_of_them() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
+        on_disk.sort();
+        let mut embedded: Vec<String> = ASSETS.iter().map(|a| a.name.to_owned()).collect();
+        embedded.sort();
+        assert_eq!(on_disk, embedded, "gateway/web/ and ASSETS differ");
+        for asset in ASSETS.iter().filter(|a| a.name.ends_with(".js")) {
+            let text = std::str::from_utf8(asset.body).unwrap();
+            for import in text.split("from './").skip(1) {
+                let name = import.split('\'').next().unwrap();
+                assert!(
+                    ASSETS.iter().any(|a| a.name == name),
+                    "{} imports {name}, which is not served",
+                    asset.name
+                );
+            }
+        }
+    }
+
+    #[test]
     fn the_client_stays_small() {
         let total: usize = ASSETS.iter().map(|a| a.body.len()).sum();
         assert!(total < 96 * 1024, "the web client is {total} bytes");
