@@ -1,6 +1,6 @@
 //! What a stretch of load cost the cluster: scrapes taken before and after it (gateway
 //! resident memory and CPU, worker CPU, Redis commands and CPU, the gateways' delivery
-//! latency histogram) and their differences.
+//! latency histogram, the workers' inbound lag histogram) and their differences.
 
 use std::time::Instant;
 
@@ -10,6 +10,8 @@ use crate::redis_probe::{RedisCounters, RedisProbe};
 
 /// The gateways' histogram of worker emit → socket write.
 const DELIVERY_LATENCY: &str = "iris_gateway_delivery_latency_seconds";
+/// The workers' histogram of gateway receipt → worker read of a request.
+const INBOUND_LAG: &str = "iris_worker_inbound_lag_seconds";
 
 /// The cluster's counters at one moment.
 #[derive(Debug, Clone)]
@@ -20,6 +22,7 @@ pub struct CostSnapshot {
     worker_cpu_s: f64,
     redis: Option<RedisCounters>,
     delivery_buckets: Vec<(f64, f64)>,
+    inbound_buckets: Vec<(f64, f64)>,
 }
 
 impl CostSnapshot {
@@ -36,6 +39,7 @@ impl CostSnapshot {
             worker_cpu_s: 0.0,
             redis: None,
             delivery_buckets: Vec::new(),
+            inbound_buckets: Vec::new(),
         };
         for gateway in &cluster.gateways {
             if let Ok(page) = MetricsPage::fetch(http, &gateway.http).await {
@@ -51,6 +55,7 @@ impl CostSnapshot {
         for worker in &cluster.worker_metrics {
             if let Ok(page) = MetricsPage::fetch(http, worker).await {
                 snapshot.worker_cpu_s += page.value("process_cpu_seconds_total").unwrap_or(0.0);
+                add_buckets(&mut snapshot.inbound_buckets, &page.buckets(INBOUND_LAG));
             }
         }
         if let Some(redis) = redis {
@@ -70,6 +75,7 @@ pub struct CostDelta {
     pub redis_commands: Option<f64>,
     pub redis_cpu_s: Option<f64>,
     delivery_buckets: Vec<(f64, f64)>,
+    inbound_buckets: Vec<(f64, f64)>,
 }
 
 impl CostDelta {
@@ -83,6 +89,7 @@ impl CostDelta {
             redis_commands: redis.map(|(b, a)| a.commands - b.commands),
             redis_cpu_s: redis.map(|(b, a)| a.cpu_seconds - b.cpu_seconds),
             delivery_buckets: bucket_delta(&before.delivery_buckets, &after.delivery_buckets),
+            inbound_buckets: bucket_delta(&before.inbound_buckets, &after.inbound_buckets),
         }
     }
 
@@ -98,6 +105,7 @@ impl CostDelta {
             .map(|(a, b)| a + b);
         self.redis_cpu_s = self.redis_cpu_s.zip(other.redis_cpu_s).map(|(a, b)| a + b);
         add_buckets(&mut self.delivery_buckets, &other.delivery_buckets);
+        add_buckets(&mut self.inbound_buckets, &other.inbound_buckets);
     }
 
     /// CPU seconds of gateways and workers together.
@@ -121,5 +129,11 @@ impl CostDelta {
     /// Quantile `q` of the gateways' delivery latency in the window (ms).
     pub fn delivery_latency_ms(&self, q: f64) -> Option<f64> {
         bucket_quantile(&self.delivery_buckets, q).map(|s| s * 1000.0)
+    }
+
+    /// Quantile `q` of the workers' inbound lag in the window (ms): how long requests
+    /// waited in the inbound streams.
+    pub fn inbound_lag_ms(&self, q: f64) -> Option<f64> {
+        bucket_quantile(&self.inbound_buckets, q).map(|s| s * 1000.0)
     }
 }

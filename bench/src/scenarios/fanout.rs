@@ -103,6 +103,12 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     if let Some(p99) = cost.delivery_latency_ms(0.99) {
         result.put("gateway_delivery_p99_ms", p99.into());
     }
+    if let Some(p50) = cost.inbound_lag_ms(0.5) {
+        result.put("worker_inbound_lag_p50_ms", p50.into());
+    }
+    if let Some(p99) = cost.inbound_lag_ms(0.99) {
+        result.put("worker_inbound_lag_p99_ms", p99.into());
+    }
     if got != expected {
         stats.error(format!("{expected} frames expected, {got} received"));
     }
