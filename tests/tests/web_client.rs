@@ -8,6 +8,8 @@
 
 use std::time::Duration;
 
+use tokio::sync::Mutex;
+
 use iris_tests::browser_scenario::{run_scenario, ScenarioSetup};
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
@@ -19,11 +21,21 @@ const ACCOUNT: &str = "grace";
 /// The longest one scenario may take, browser start and Hermes' turns included.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
 
+/// Scenarios run one at a time: each starts two Chromium profiles and most a Hermes, and
+/// side by side on a small machine they would measure its load, not the page.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
+
 /// The gateways' server API key in the scenarios that use it.
 const ADMIN_KEY: &str = "web-client-scenario-admin-key";
 
-/// Starts a two-gateway cluster with `spec`'s workers and runs scenario `name` on it.
+/// Starts a two-gateway cluster with `spec`'s workers and runs scenario `name` on it, when
+/// no other scenario runs.
 async fn run_on(label: &str, name: &str, spec: ClusterSpec) {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    start_and_run(label, name, spec).await;
+}
+
+async fn start_and_run(label: &str, name: &str, spec: ClusterSpec) {
     let spec = spec.gateways(2).gateway_env("IRIS_ADMIN_KEY", ADMIN_KEY);
     let mut cluster = Cluster::start(label, spec).await;
     let setup = ScenarioSetup {
@@ -35,10 +47,12 @@ async fn run_on(label: &str, name: &str, spec: ClusterSpec) {
     run_scenario(name, &mut cluster, setup).await;
 }
 
-/// Starts Hermes and a two-gateway cluster on it, then runs scenario `name`.
+/// Starts Hermes and a two-gateway cluster on it, then runs scenario `name`, when no
+/// other scenario runs.
 async fn run_against_hermes(label: &str, name: &str) {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let hermes = HermesUpstream::start(label).await;
-    run_on(label, name, hermes.workers_of(ClusterSpec::default())).await;
+    start_and_run(label, name, hermes.workers_of(ClusterSpec::default())).await;
 }
 
 /// Proves pairing and a turn in the browser: both pages pair (online), a message sent on one
