@@ -3,7 +3,7 @@
 //! ports, logging into a run directory; or an existing cluster given by URLs. Either way
 //! the scenarios see the same thing: gateway addresses, worker metrics endpoints, Redis.
 
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -369,20 +369,7 @@ fn wait_for_redis(port: u16, process: &NodeProcess) -> Result<()> {
     )
 }
 
-/// A local port no listener holds, from below the kernel's ephemeral range: an ephemeral
-/// port free a moment ago can be taken by one of the bench's own outgoing connections
-/// before the node binds it. Successive calls walk upward from a per-process start.
+/// A local port no listener holds (`iris_shared::local_port` says why from which range).
 fn free_port() -> Result<u16> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    const FIRST: u32 = 10_000;
-    const SPAN: u32 = 10_000;
-    static TRIED: AtomicU32 = AtomicU32::new(0);
-    let start = std::process::id().wrapping_mul(389) % SPAN;
-    for _ in 0..SPAN {
-        let port = FIRST + (start + TRIED.fetch_add(1, Ordering::Relaxed)) % SPAN;
-        if TcpListener::bind(("127.0.0.1", port as u16)).is_ok() {
-            return Ok(port as u16);
-        }
-    }
-    bail!("no free port between {FIRST} and {}", FIRST + SPAN)
+    iris_shared::local_port::free_loopback_port().context("no free loopback port left")
 }

@@ -15,6 +15,7 @@
 //! - [`media`]: media bytes: binary frames, the object store (directory or S3), metadata.
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
 //! - [`lease`]: partition leases with fencing tokens.
+//! - [`local_port`]: free loopback ports for processes that start local servers.
 //! - [`redis_conn`]: connection pools and dedicated blocking connections (direct or via Sentinel).
 //! - [`backoff`]: exponential backoff with jitter for every loop that reconnects to Redis.
 //! - [`cluster_epoch`]: the epoch that reveals a Redis that lost the cluster's data.
@@ -35,6 +36,7 @@ pub mod history;
 pub mod inbound;
 pub mod keys;
 pub mod lease;
+pub mod local_port;
 pub mod media;
 pub mod metrics;
 pub mod outbox;

@@ -1,7 +1,7 @@
 //! Test support for the shared crate's integration tests: a private `redis-server` per
-//! test, on a free port, without persistence, killed when dropped.
+//! test, on a port of its own, without persistence, killed when dropped.
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -18,10 +18,7 @@ pub struct Redis {
 impl Redis {
     /// Starts the server and waits until it listens.
     pub fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("binding 127.0.0.1:0")
-            .port();
+        let port = iris_shared::local_port::free_loopback_port().expect("a free port");
         let child = Command::new(REDIS_SERVER)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
@@ -38,12 +35,18 @@ impl Redis {
         redis
     }
 
-    /// A connection that has answered PING.
+    /// A connection that has answered PING. It waits for replies as long as they take (the
+    /// client's default gives up after 500 ms, which a heavy script on a loaded machine can
+    /// outlast); each test bounds its own time.
     pub async fn connect(&self) -> MultiplexedConnection {
         let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)).unwrap();
+        let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            match client.get_multiplexed_async_connection().await {
+            match client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await
+            {
                 Ok(mut conn) => {
                     let pong: redis::RedisResult<String> =
                         redis::cmd("PING").query_async(&mut conn).await;

@@ -11,7 +11,7 @@ mod fcm_delivery;
 mod ntfy_delivery;
 mod recorder;
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -43,10 +43,7 @@ struct Redis {
 
 impl Redis {
     fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("binding 127.0.0.1:0")
-            .port();
+        let port = iris_shared::local_port::free_loopback_port().expect("a free port");
         let child = Command::new(REDIS_SERVER)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
