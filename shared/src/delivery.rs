@@ -250,8 +250,18 @@ pub async fn publish_to_nodes<C: redis::aio::ConnectionLike + Send>(
     if nodes.is_empty() {
         return Ok(());
     }
-    let fields = frame.fields(true);
     let mut pipe = redis::pipe();
+    add_publish_to_nodes(&mut pipe, frame, nodes);
+    pipe.query_async(conn).await
+}
+
+/// Adds the `XADD`s that publish `frame` to the delivery streams of `nodes` to `pipe`;
+/// their replies are ignored.
+pub fn add_publish_to_nodes(pipe: &mut redis::Pipeline, frame: &RoutedFrame, nodes: &[String]) {
+    if nodes.is_empty() {
+        return;
+    }
+    let fields = frame.fields(true);
     for node in nodes {
         let mut cmd = redis::cmd("XADD");
         cmd.arg(keys::node_delivery(node))
@@ -264,7 +274,6 @@ pub async fn publish_to_nodes<C: redis::aio::ConnectionLike + Send>(
         }
         pipe.add_command(cmd).ignore();
     }
-    pipe.query_async(conn).await
 }
 
 /// Parses an entry of a node delivery stream.

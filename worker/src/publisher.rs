@@ -7,7 +7,7 @@ use iris_shared::redis_conn::Pool;
 use tracing::Instrument as _;
 
 use iris_shared::clock::{now_ms, now_us};
-use iris_shared::delivery::{publish_to_nodes, RoutedFrame};
+use iris_shared::delivery::{add_publish_to_nodes, RoutedFrame};
 use iris_shared::outbox::{self, Append, AppendOutcome, EffectId};
 use iris_shared::protocol::{MessagePayload, ServerFrame};
 use iris_shared::push::{self, PushJob};
@@ -206,6 +206,15 @@ impl Publisher {
             AppendOutcome::AlreadyWritten { seq, nodes } => (seq, nodes),
             AppendOutcome::Fenced => return Err(PublishError::Fenced),
         };
+        // Everything after the append goes out in one round trip, the delivery first: the
+        // devices' frame, then the push job and the search entry, which nobody waits for.
+        let routed = RoutedFrame {
+            seq,
+            emitted_us: Some(now_us()),
+            ..append.frame
+        };
+        let mut after = redis::pipe();
+        add_publish_to_nodes(&mut after, &routed, &nodes);
         if let (Some(seq), Some((kind, title, body))) = (seq, push_for(&frame.body)) {
             // Also after `AlreadyWritten`: the dispatcher pushes each (device, seq) once.
             let job = PushJob {
@@ -216,7 +225,7 @@ impl Publisher {
                 title,
                 body,
             };
-            push::enqueue(&mut conn, &job).await?;
+            after.add_command(push::enqueue_command(&job)).ignore();
         }
         let indexed = append
             .history_entry
@@ -225,14 +234,11 @@ impl Publisher {
         if let Some(message) = indexed {
             // Also after `AlreadyWritten`: the attempt that wrote the message may have died
             // before indexing it; indexing is idempotent.
-            search::index_message(&mut conn, &scope.account, &message).await?;
+            search::add_index_message(&mut after, &scope.account, &message);
         }
-        let routed = RoutedFrame {
-            seq,
-            emitted_us: Some(now_us()),
-            ..append.frame
-        };
-        publish_to_nodes(&mut conn, &routed, &nodes).await?;
+        if !after.is_empty() {
+            after.query_async::<()>(&mut conn).await?;
+        }
         Ok(())
     }
 }

@@ -104,8 +104,14 @@ impl PushJob {
 /// Appends `job` to the jobs stream (title and body shortened to [`TITLE_MAX_CHARS`] and
 /// [`BODY_MAX_CHARS`]). One `XADD`: cheap enough for the chat path.
 pub async fn enqueue<C: ConnectionLike + Send>(conn: &mut C, job: &PushJob) -> RedisResult<()> {
-    let _id: String = redis::cmd("XADD")
-        .arg(keys::push_jobs())
+    let _id: String = enqueue_command(job).query_async(conn).await?;
+    Ok(())
+}
+
+/// The `XADD` that queues `job`, for a caller that pipelines it with other writes.
+pub fn enqueue_command(job: &PushJob) -> redis::Cmd {
+    let mut cmd = redis::cmd("XADD");
+    cmd.arg(keys::push_jobs())
         .arg("MAXLEN")
         .arg("~")
         .arg(PUSH_JOBS_MAX_LEN)
@@ -121,10 +127,8 @@ pub async fn enqueue<C: ConnectionLike + Send>(conn: &mut C, job: &PushJob) -> R
         .arg("t")
         .arg(shortened(&job.title, TITLE_MAX_CHARS))
         .arg("b")
-        .arg(shortened(&job.body, BODY_MAX_CHARS))
-        .query_async(conn)
-        .await?;
-    Ok(())
+        .arg(shortened(&job.body, BODY_MAX_CHARS));
+    cmd
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub mod online;
 pub mod sent;
 pub mod target;
 
-pub use job::{enqueue, PushJob, PushKind, PUSH_GROUP, PUSH_JOBS_MAX_LEN};
+pub use job::{enqueue, enqueue_command, PushJob, PushKind, PUSH_GROUP, PUSH_JOBS_MAX_LEN};
 pub use online::{
     mark_offline, mark_online, online_devices, renew_online, ONLINE_RENEW_MS, ONLINE_TTL_MS,
 };

@@ -25,6 +25,22 @@ pub async fn index_message<C: ConnectionLike + Send>(
     account: &str,
     message: &IndexedMessage,
 ) -> RedisResult<()> {
+    let _indexed_now: i64 = index_invocation(account, message)
+        .invoke_async(conn)
+        .await?;
+    Ok(())
+}
+
+/// Adds the indexing of `message` to `pipe` (with the script's load, so it runs on a
+/// Redis that has not seen the script yet); its reply is ignored.
+pub fn add_index_message(pipe: &mut redis::Pipeline, account: &str, message: &IndexedMessage) {
+    pipe.load_script(&scripts::SEARCH_INDEX).ignore();
+    pipe.invoke_script(&index_invocation(account, message))
+        .ignore();
+}
+
+/// The script call that indexes `message`.
+fn index_invocation(account: &str, message: &IndexedMessage) -> redis::ScriptInvocation<'static> {
     let keys = AccountKeys::new(account);
     let record = serde_json::to_string(&StoredRecord::new(message))
         .expect("a stored record always serializes");
@@ -45,8 +61,7 @@ pub async fn index_message<C: ConnectionLike + Send>(
     for word in &words {
         invocation.key(keys.search_word(word)).arg(word);
     }
-    let _indexed_now: i64 = invocation.invoke_async(conn).await?;
-    Ok(())
+    invocation
 }
 
 /// Removes every message of `chat_id` from the search index of `account` (for a deleted
