@@ -3,6 +3,7 @@
 //! account's devices.
 
 use iris_shared::redis_conn::Pool;
+use redis::{ErrorKind, ServerErrorKind};
 
 use tracing::Instrument as _;
 
@@ -231,13 +232,23 @@ impl Publisher {
             .history_entry
             .as_deref()
             .and_then(|h| searchable(scope, h));
-        if let Some(message) = indexed {
+        if let Some(message) = &indexed {
             // Also after `AlreadyWritten`: the attempt that wrote the message may have died
             // before indexing it; indexing is idempotent.
-            search::add_index_message(&mut after, &scope.account, &message);
+            search::add_index_message(&mut after, &scope.account, message);
         }
-        if !after.is_empty() {
-            after.query_async::<()>(&mut conn).await?;
+        if after.is_empty() {
+            return Ok(());
+        }
+        match (after.query_async::<()>(&mut conn).await, &indexed) {
+            // Redis had not seen the index script (first use, or restarted): every other
+            // command ran; index again with the call that loads it.
+            (Err(err), Some(message))
+                if err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) =>
+            {
+                search::index_message(&mut conn, &scope.account, message).await?;
+            }
+            (result, _) => result?,
         }
         Ok(())
     }

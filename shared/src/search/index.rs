@@ -31,10 +31,11 @@ pub async fn index_message<C: ConnectionLike + Send>(
     Ok(())
 }
 
-/// Adds the indexing of `message` to `pipe` (with the script's load, so it runs on a
-/// Redis that has not seen the script yet); its reply is ignored.
+/// Adds the indexing of `message` to `pipe`; its reply is ignored. A pipeline does not
+/// load scripts: on a Redis that has not seen this one yet it fails with `NOSCRIPT` (the
+/// rest of the pipeline still runs), and the caller indexes with [`index_message`], which
+/// loads it.
 pub fn add_index_message(pipe: &mut redis::Pipeline, account: &str, message: &IndexedMessage) {
-    pipe.load_script(&scripts::SEARCH_INDEX).ignore();
     pipe.invoke_script(&index_invocation(account, message))
         .ignore();
 }
