@@ -25,6 +25,15 @@ fn holder_value(node: &str, fence: u64) -> String {
     format!("{node}|{fence}")
 }
 
+/// A pipeline that first loads `script`, so the calls of it added next run even on a
+/// Redis that has not seen it (first use, or restarted): a lease keeper's tick must not
+/// fail for that. The load is part of the same round trip.
+fn pipeline_running(script: &redis::Script) -> redis::Pipeline {
+    let mut pipe = redis::pipe();
+    pipe.load_script(script).ignore();
+    pipe
+}
+
 /// Takes each of `partitions` that is free (or extends those `node` holds already), in one
 /// round trip; returns the leases obtained, in the order asked.
 pub async fn acquire_each<C: ConnectionLike + Send>(
@@ -36,8 +45,7 @@ pub async fn acquire_each<C: ConnectionLike + Send>(
     if partitions.is_empty() {
         return Ok(Vec::new());
     }
-    let mut pipe = redis::pipe();
-    pipe.load_script(&scripts::LEASE_ACQUIRE).ignore();
+    let mut pipe = pipeline_running(&scripts::LEASE_ACQUIRE);
     for &partition in partitions {
         pipe.invoke_script(
             scripts::LEASE_ACQUIRE
@@ -68,9 +76,7 @@ pub async fn renew_each<C: ConnectionLike + Send>(
     if leases.is_empty() {
         return Ok(Vec::new());
     }
-    let mut pipe = redis::pipe();
-    // Loading is part of the same round trip: a restarted Redis has lost its scripts.
-    pipe.load_script(&scripts::LEASE_RENEW).ignore();
+    let mut pipe = pipeline_running(&scripts::LEASE_RENEW);
     for lease in leases {
         pipe.invoke_script(
             scripts::LEASE_RENEW
@@ -92,8 +98,7 @@ pub async fn release_each<C: ConnectionLike + Send>(
     if leases.is_empty() {
         return Ok(());
     }
-    let mut pipe = redis::pipe();
-    pipe.load_script(&scripts::LEASE_RELEASE).ignore();
+    let mut pipe = pipeline_running(&scripts::LEASE_RELEASE);
     for lease in leases {
         pipe.invoke_script(
             scripts::LEASE_RELEASE
