@@ -5,6 +5,7 @@
 // disappears from the laptop.
 
 import assert from 'node:assert/strict';
+import { PLAIN_ANSWER, PLAIN_PROMPT } from '../lib/fake_llm.mjs';
 import { run } from '../lib/harness.mjs';
 import { png } from '../lib/png.mjs';
 import {
@@ -22,8 +23,7 @@ const RENAMED = 'Research notes';
 const SCRATCH = 'Scratch';
 /** A word no other message has, to search for. */
 const NEEDLE = 'zephyrine';
-const NEEDLE_PROMPT = `hello there, remember the word ${NEEDLE}`;
-const PLAIN_ANSWER = 'Hello from the fake LLM!';
+const NEEDLE_PROMPT = `${PLAIN_PROMPT}, remember the word ${NEEDLE}`;
 const IMAGE_CAPTION = 'a picture of a square';
 
 /** The sidebar entry named `name` (exactly). */

@@ -6,6 +6,7 @@
 // once each, in order.
 
 import assert from 'node:assert/strict';
+import { PLAIN_ANSWER, PLAIN_PROMPT } from '../lib/fake_llm.mjs';
 import { ask, gateways, run } from '../lib/harness.mjs';
 import {
   LAPTOP,
@@ -21,9 +22,8 @@ import {
   waitIdle,
 } from '../lib/web_client.mjs';
 
-const WARM_UP = 'hello there';
-const MISSED = 'hello there, sent while the laptop was away';
-const PLAIN_ANSWER = 'Hello from the fake LLM!';
+const WARM_UP = PLAIN_PROMPT;
+const MISSED = `${PLAIN_PROMPT}, sent while the laptop was away`;
 /** How long the laptop stays cut off after it noticed, to prove it cannot reconnect. */
 const AWAY_MS = 3_000;
 

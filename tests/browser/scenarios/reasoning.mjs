@@ -3,6 +3,7 @@
 // collapsed until opened, with the model and the token count below.
 
 import assert from 'node:assert/strict';
+import { NO_TOOLS_ANSWER as ANSWER, NO_TOOLS_REASONING as REASONING } from '../lib/fake_llm.mjs';
 import { run } from '../lib/harness.mjs';
 import {
   LAPTOP,
@@ -16,9 +17,6 @@ import {
 } from '../lib/web_client.mjs';
 
 const PROMPT = 'what do you think?';
-/** What the scripted fake LLM answers when it is given no tools, and its reasoning. */
-const ANSWER = 'Fake aux reply.';
-const REASONING = 'Short thought.';
 
 await run('reasoning', async (scenario) => {
   const laptop = await scenario.profile('laptop', LAPTOP);

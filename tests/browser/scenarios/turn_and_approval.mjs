@@ -4,6 +4,12 @@
 // tool card ends ok on both and the turn ends.
 
 import assert from 'node:assert/strict';
+import {
+  DANGEROUS_PROMPT,
+  PLAIN_ANSWER,
+  PLAIN_PROMPT,
+  TOOL_ANSWER_PREFIX,
+} from '../lib/fake_llm.mjs';
 import { run } from '../lib/harness.mjs';
 import {
   LAPTOP,
@@ -15,14 +21,6 @@ import {
   send,
   waitIdle,
 } from '../lib/web_client.mjs';
-
-/** What the scripted fake LLM answers to a plain message. */
-const PLAIN_PROMPT = 'hello there';
-const PLAIN_ANSWER = 'Hello from the fake LLM!';
-/** Makes the fake LLM call the terminal with `rm -rf`, which Hermes asks approval for. */
-const DANGEROUS_PROMPT = 'do something dangerous';
-/** How the fake LLM's answer after a tool starts. */
-const TOOL_ANSWER_PREFIX = 'Tool result received:';
 
 await run('turn_and_approval', async (scenario) => {
   const laptop = await scenario.profile('laptop', LAPTOP);
