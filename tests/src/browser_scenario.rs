@@ -28,7 +28,7 @@ pub struct ScenarioSetup {
     /// The device token both browser profiles pair with (one account, two devices).
     pub token: String,
     /// The gateways' `IRIS_ADMIN_KEY`, for scenarios that use the server API.
-    pub admin_key: Option<String>,
+    pub admin_key: String,
     /// The longest the whole scenario may take.
     pub timeout: Duration,
 }
@@ -61,16 +61,13 @@ pub async fn run_scenario(name: &str, cluster: &mut Cluster, setup: ScenarioSetu
     let gateways: Vec<String> = (0..cluster.gateway_count())
         .map(|index| format!("http://{}", cluster.gateway_addr(index)))
         .collect();
-    let mut node = Command::new("node");
-    if let Some(key) = &setup.admin_key {
-        node.env("IRIS_WEB_ADMIN_KEY", key);
-    }
-    let mut child = node
+    let mut child = Command::new("node")
         .arg(dir.join("scenarios").join(format!("{name}.mjs")))
         .current_dir(&dir)
         .env("IRIS_WEB_GATEWAYS", gateways.join(" "))
         .env("IRIS_WEB_ACCOUNT", &setup.account)
         .env("IRIS_WEB_TOKEN", &setup.token)
+        .env("IRIS_WEB_ADMIN_KEY", &setup.admin_key)
         .env("IRIS_WEB_SCREENSHOTS", screenshot_dir())
         .env("IRIS_CHROMIUM", &chromium)
         .stdin(Stdio::piped())

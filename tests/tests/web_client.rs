@@ -41,7 +41,7 @@ async fn start_and_run(label: &str, name: &str, spec: ClusterSpec) {
     let setup = ScenarioSetup {
         account: ACCOUNT.into(),
         token: cluster.create_token(ACCOUNT),
-        admin_key: Some(ADMIN_KEY.into()),
+        admin_key: ADMIN_KEY.into(),
         timeout: SCENARIO_TIMEOUT,
     };
     run_scenario(name, &mut cluster, setup).await;
