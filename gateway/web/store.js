@@ -40,6 +40,8 @@ export function savePairing(pairing) {
 }
 
 export function forgetPairing() {
+  clearTimeout(cursorWrite.timer);
+  cursorWrite.pending = null;
   localStorage.removeItem(PAIRING_KEY);
   localStorage.removeItem(CURSOR_KEY);
 }
@@ -50,9 +52,29 @@ export function loadCursor() {
   return stored === null || !Number.isSafeInteger(Number(stored)) ? null : Number(stored);
 }
 
-export function saveCursor(cursor) {
-  localStorage.setItem(CURSOR_KEY, String(cursor));
+/** How long a new cursor may wait before it is written: a replay moves it once per frame,
+ * and a localStorage write is synchronous. A cursor lost with a crash only means the
+ * frames of those moments come again after a reload, merged by message id. */
+const CURSOR_WRITE_DELAY_MS = 250;
+const cursorWrite = { pending: null, timer: 0 };
+
+function writeCursor() {
+  clearTimeout(cursorWrite.timer);
+  if (cursorWrite.pending === null) return;
+  localStorage.setItem(CURSOR_KEY, String(cursorWrite.pending));
+  cursorWrite.pending = null;
 }
+
+export function saveCursor(cursor) {
+  if (cursorWrite.pending === null) cursorWrite.timer = setTimeout(writeCursor, CURSOR_WRITE_DELAY_MS);
+  cursorWrite.pending = cursor;
+}
+
+// A page being closed or hidden (a phone switching apps) writes the cursor at once.
+addEventListener('pagehide', writeCursor);
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'hidden') writeCursor();
+});
 
 /** Turns the pairing form's text into WebSocket URLs: `http(s)` becomes `ws(s)`, a missing
  * scheme follows the page, and `/ws` is appended when the path does not end with it. */
