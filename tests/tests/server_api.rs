@@ -226,3 +226,44 @@ async fn api_tokens_pair_devices_and_revoking_one_closes_its_sessions_everywhere
     .await;
     assert_eq!(again.status, 404);
 }
+
+/// Proves that messages published one after another into one chat are written in the order
+/// they were sent, also when the worker reads them all at once (it is paused while they are
+/// published): a device receives them in that order, and history lists them so.
+#[tokio::test]
+async fn messages_published_one_after_another_arrive_and_stay_in_order() {
+    const COUNT: usize = 40;
+    let mut cluster = Cluster::start("server-api-order", spec()).await;
+    let token = cluster.create_token("vic");
+    let mut phone = cluster.connect(1, "phone").await;
+    phone.pair(&token, "phone-1").await;
+    let texts: Vec<String> = (0..COUNT).map(|n| format!("note {n:02}")).collect();
+    cluster.pause_worker(0);
+    for text in &texts {
+        let body = json!({ "text": text });
+        let path = "/api/v1/accounts/vic/messages";
+        let accepted = call(&cluster, 0, "POST", path, Some(ADMIN_KEY), Some(body)).await;
+        assert_eq!(accepted.status, 202, "{accepted:?}");
+    }
+    cluster.resume_worker(0);
+    let mut received = Vec::new();
+    while received.len() < COUNT {
+        let frame = phone.recv().await;
+        if type_of(&frame) == "message" {
+            received.push(payload_str(&frame, "text").unwrap_or_default().to_owned());
+        }
+    }
+    assert_eq!(received, texts, "the device got the messages out of order");
+
+    phone
+        .request("history", None, json!({ "limit": COUNT }))
+        .await;
+    let history = phone.recv_until("history").await.pop().unwrap();
+    let listed: Vec<&str> = history["payload"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert_eq!(listed, texts, "history lists the messages out of order");
+}

@@ -90,6 +90,10 @@ pub struct ChatActor {
     draining: bool,
     /// Acknowledgements sent and not yet answered.
     acks_in_flight: usize,
+    /// Server API requests waiting to be written, in inbound order (`server_api.rs`).
+    server_requests: VecDeque<(InboundEntry, InboundRequest)>,
+    /// A server API request is being written.
+    writing_server_request: bool,
     /// Told when a drain may go on (the running turn ended and is acknowledged).
     drain_waiters: Vec<tokio::sync::oneshot::Sender<()>>,
 }
@@ -106,6 +110,8 @@ impl ChatActor {
             thread_parent: None,
             draining: false,
             acks_in_flight: 0,
+            server_requests: VecDeque::new(),
+            writing_server_request: false,
             drain_waiters: Vec::new(),
         }
     }

@@ -14,19 +14,35 @@ use crate::publisher::{Outgoing, PublishError};
 use crate::turn_writer::TurnWriter;
 
 impl ChatActor {
-    /// Serves a server API request, then acknowledges its entry.
+    /// Queues a server API request of this chat; they are written one at a time, in the
+    /// order read, so two publishes reach history, the outbox and the devices in the order
+    /// they were sent.
     pub(super) fn serve_server_request(
         &mut self,
         entry: InboundEntry,
         request: &InboundRequest,
         ctx: &mut Context<Self>,
     ) {
+        self.server_requests.push_back((entry, request.clone()));
+        if !self.writing_server_request {
+            self.write_next_server_request(ctx);
+        }
+    }
+
+    /// Writes the oldest queued server request, then acknowledges its entry and goes on
+    /// with the next.
+    fn write_next_server_request(&mut self, ctx: &mut Context<Self>) {
+        let Some((entry, request)) = self.server_requests.pop_front() else {
+            self.writing_server_request = false;
+            return;
+        };
+        self.writing_server_request = true;
         let server_request: ServerRequest = match serde_json::from_str(&request.frame_json) {
             Ok(server_request) => server_request,
             Err(err) => {
                 tracing::warn!(%err, "unreadable server request dropped");
                 self.acknowledge(vec![entry], ctx);
-                return;
+                return self.write_next_server_request(ctx);
             }
         };
         let publisher = self.deps.turn.publisher.clone();
@@ -71,10 +87,18 @@ impl ChatActor {
             work.in_current_span()
                 .into_actor(self)
                 .map(|result, act, ctx| match result {
-                    Ok(entry) => act.acknowledge(vec![entry], ctx),
-                    Err(PublishError::Fenced) => act.fenced_off(ctx),
+                    Ok(entry) => {
+                        act.acknowledge(vec![entry], ctx);
+                        act.write_next_server_request(ctx);
+                    }
+                    Err(PublishError::Fenced) => {
+                        act.server_requests.clear();
+                        act.writing_server_request = false;
+                        act.fenced_off(ctx);
+                    }
                     Err(PublishError::Redis(err)) => {
-                        tracing::warn!(%err, "server request not written; it will be handled again")
+                        tracing::warn!(%err, "server request not written; it will be handled again");
+                        act.write_next_server_request(ctx);
                     }
                 }),
         );
