@@ -378,8 +378,9 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
 
     # In-chart Redis: AOF every second, never evicting, data on its volume.
     redis_sets = by_kind.get("StatefulSet", {})
-    if merged["redis"]["internal"]["enabled"]:
-        redis_name = f"{fullname}-redis"
+    redis_name = f"{fullname}-redis"
+    report.check((redis_name in redis_sets) == in_chart_redis(merged), set_name, "in-chart Redis installed exactly when no external Redis is given", str(sorted(redis_sets)))
+    if in_chart_redis(merged):
         if report.check(redis_name in redis_sets, set_name, "in-chart Redis StatefulSet rendered"):
             conf = config_maps[redis_name]["data"]["redis.conf"]
             for line in ("appendonly yes", "appendfsync everysec", "maxmemory-policy noeviction", "dir /data"):
@@ -388,6 +389,13 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
             report.check(by_kind["Service"].get(redis_name, {}).get("spec", {}).get("clusterIP") == "None", set_name, "Redis Service is headless")
             claims = [c["metadata"]["name"] for c in statefulset["spec"].get("volumeClaimTemplates", [])]
             report.check(("data" in claims) == merged["redis"]["internal"]["persistence"]["enabled"], set_name, "Redis /data on a PVC exactly when persistence is on", str(claims))
+
+
+def in_chart_redis(merged: dict) -> bool:
+    """Whether the chart runs its own Redis: asked for, and no Redis of the user's given."""
+    external = merged["redis"]["external"]
+    uses_external = bool(external["enabled"] or external["url"] or external["existingSecret"])
+    return bool(merged["redis"]["internal"]["enabled"]) and not uses_external
 
 
 def check_notes(report: Report, set_name: str, rendered: dict[str, str], merged: dict) -> None:

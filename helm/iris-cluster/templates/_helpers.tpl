@@ -53,9 +53,21 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
+{{/* "true" when the pods use a Redis of the user's: redis.external is enabled or given a URL
+or a Secret. The in-chart Redis is then not installed, whatever redis.internal.enabled says. */}}
+{{- define "iris.redisExternal" -}}
+{{- $external := .Values.redis.external -}}
+{{- if or $external.enabled $external.url $external.existingSecret -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when the chart runs its own Redis. */}}
+{{- define "iris.redisInternal" -}}
+{{- if and .Values.redis.internal.enabled (not (include "iris.redisExternal" .)) -}}true{{- end -}}
+{{- end -}}
+
 {{/* The Secret and key holding IRIS_REDIS_URL. */}}
 {{- define "iris.redisUrlSecretName" -}}
-{{- if and .Values.redis.external.enabled .Values.redis.external.existingSecret -}}
+{{- if and (include "iris.redisExternal" .) .Values.redis.external.existingSecret -}}
 {{- .Values.redis.external.existingSecret -}}
 {{- else -}}
 {{- printf "%s-redis-url" (include "iris.fullname" .) -}}
@@ -63,7 +75,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "iris.redisUrlSecretKey" -}}
-{{- if and .Values.redis.external.enabled .Values.redis.external.existingSecret -}}
+{{- if and (include "iris.redisExternal" .) .Values.redis.external.existingSecret -}}
 {{- .Values.redis.external.existingSecretKey -}}
 {{- else -}}
 {{- print "redis-url" -}}
@@ -196,7 +208,7 @@ headers from Secrets. Call with (dict "root" $ "component" "gateway").
 {{/* Pod annotations of a component: config checksum, Prometheus scrape hints, user ones. */}}
 {{- define "iris.podAnnotations" -}}
 checksum/config: {{ include (print .root.Template.BasePath "/" .component "/configmap.yaml") .root | sha256sum }}
-{{- if not (and .root.Values.redis.external.enabled .root.Values.redis.external.existingSecret) }}
+{{- if not (and (include "iris.redisExternal" .root) .root.Values.redis.external.existingSecret) }}
 checksum/redis-url: {{ include (print .root.Template.BasePath "/redis/url-secret.yaml") .root | sha256sum }}
 {{- end }}
 {{- if .root.Values.metrics.podAnnotations }}
@@ -251,13 +263,10 @@ affinity:
 
 {{/* Refuses value combinations that would install a broken cluster. */}}
 {{- define "iris.validate" -}}
-{{- if and .Values.redis.external.enabled .Values.redis.internal.enabled -}}
-{{- fail "redis: set exactly one of redis.external.enabled and redis.internal.enabled (both are on)" -}}
+{{- if not (or (include "iris.redisExternal" .) .Values.redis.internal.enabled) -}}
+{{- fail "redis: no Redis: enable redis.internal or give redis.external a url or existingSecret" -}}
 {{- end -}}
-{{- if not (or .Values.redis.external.enabled .Values.redis.internal.enabled) -}}
-{{- fail "redis: set exactly one of redis.external.enabled and redis.internal.enabled (both are off)" -}}
-{{- end -}}
-{{- if and .Values.redis.external.enabled (not (or .Values.redis.external.url .Values.redis.external.existingSecret)) -}}
+{{- if and (include "iris.redisExternal" .) (not (or .Values.redis.external.url .Values.redis.external.existingSecret)) -}}
 {{- fail "redis.external: set url or existingSecret" -}}
 {{- end -}}
 {{- $gateway := .Values.gateway -}}
