@@ -441,6 +441,9 @@ impl Handler<Dispatch> for Registry {
         };
         let span = iris_shared::traced_span!(
             "iris.deliver",
+            otel.kind = "consumer",
+            messaging.system = "redis",
+            messaging.operation.type = "process",
             frame = msg.frame.frame_type(),
             seq = msg.frame.seq,
             sessions = sessions.len()

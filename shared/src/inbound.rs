@@ -3,6 +3,7 @@
 
 use redis::aio::ConnectionLike;
 use redis::streams::StreamId;
+use tracing::Instrument;
 
 use crate::keys;
 use crate::partition::{partition_of, Partition};
@@ -58,15 +59,30 @@ pub struct InboundRequest {
 }
 
 impl InboundRequest {
-    /// Appends the request to its chat's partition; returns the entry id.
+    /// Appends the request to its chat's partition; returns the entry id. When traced, the
+    /// append is a producer span of its own (a child of the request's), and the entry
+    /// carries that span, so the worker's spans show the hop through Redis.
     pub async fn enqueue<C: ConnectionLike + Send>(
         &self,
         conn: &mut C,
         partitions: u32,
     ) -> redis::RedisResult<String> {
         let partition = partition_of(&self.account, &self.chat_id, partitions);
+        let stream = keys::inbound(partition);
+        let span = crate::traced_span!(
+            "iris.enqueue",
+            otel.kind = "producer",
+            messaging.system = "redis",
+            messaging.operation.type = "send",
+            messaging.destination.name = %stream,
+        );
+        let trace_parent = match &self.trace_parent {
+            Some(_) => crate::telemetry::propagation::traceparent_of(&span)
+                .or_else(|| self.trace_parent.clone()),
+            None => None,
+        };
         let mut xadd = redis::cmd("XADD");
-        xadd.arg(keys::inbound(partition))
+        xadd.arg(&stream)
             .arg("MAXLEN")
             .arg("~")
             .arg(INBOUND_MAX_LEN)
@@ -83,10 +99,10 @@ impl InboundRequest {
             .arg(&self.gateway)
             .arg("ts")
             .arg(self.received_ms);
-        if let Some(trace_parent) = &self.trace_parent {
+        if let Some(trace_parent) = &trace_parent {
             xadd.arg("tp").arg(trace_parent);
         }
-        xadd.query_async(conn).await
+        xadd.query_async(conn).instrument(span).await
     }
 
     /// Reads a request back from an inbound stream entry.

@@ -49,6 +49,8 @@ pub struct ReceivedSpan {
     pub span_id: String,
     /// Parent span id, hex (empty for a root).
     pub parent_span_id: String,
+    /// Span kind: internal, server, client, producer, consumer (or unspecified).
+    pub kind: &'static str,
     /// Attributes as text.
     pub attributes: BTreeMap<String, String>,
 }
@@ -254,6 +256,18 @@ async fn http_logs(state: axum::extract::State<Store>, body: Bytes) -> axum::htt
     }
 }
 
+/// The name of an OTLP span kind.
+fn kind_name(kind: i32) -> &'static str {
+    match kind {
+        1 => "internal",
+        2 => "server",
+        3 => "client",
+        4 => "producer",
+        5 => "consumer",
+        _ => "unspecified",
+    }
+}
+
 fn record_traces(store: &Store, request: ExportTraceServiceRequest, transport: &'static str) {
     let mut received = store.lock().expect("receiver lock");
     *received.requests_by_transport.entry(transport).or_default() += 1;
@@ -267,6 +281,7 @@ fn record_traces(store: &Store, request: ExportTraceServiceRequest, transport: &
                 trace_id: hex::encode(span.trace_id),
                 span_id: hex::encode(span.span_id),
                 parent_span_id: hex::encode(span.parent_span_id),
+                kind: kind_name(span.kind),
                 attributes: attributes(&span.attributes),
             });
         }

@@ -115,6 +115,48 @@ async fn one_message_is_one_trace_from_gateway_through_worker_and_agent_to_both_
     let spans = trace(&received_spans, &root.trace_id);
     let services: BTreeSet<&str> = spans.iter().map(|s| s.service.as_str()).collect();
     assert_eq!(services, BTreeSet::from(["iris-gateway", "iris-worker"]));
+    // The hops through Redis are spans of their own: the gateway's append to the inbound
+    // stream (a producer, child of the request) is the parent of the worker's handling of
+    // the entry (a consumer).
+    let by_id: BTreeMap<&str, &&ReceivedSpan> =
+        spans.iter().map(|s| (s.span_id.as_str(), s)).collect();
+    let work = spans
+        .iter()
+        .find(|s| s.name == "iris.work")
+        .expect("the worker's span");
+    let enqueue = by_id[work.parent_span_id.as_str()];
+    assert_eq!(
+        (enqueue.name.as_str(), enqueue.node.as_str(), enqueue.kind),
+        ("iris.enqueue", gw1.as_str(), "producer"),
+        "the worker's span continues the gateway's append: {enqueue:?}"
+    );
+    assert_eq!(enqueue.parent_span_id, root.span_id);
+    assert_eq!(
+        enqueue
+            .attributes
+            .get("messaging.system")
+            .map(String::as_str),
+        Some("redis")
+    );
+    assert!(
+        enqueue
+            .attributes
+            .get("messaging.destination.name")
+            .is_some_and(|stream| stream.contains(":in:")),
+        "{enqueue:?}"
+    );
+    let kind_of = |name: &str| {
+        spans
+            .iter()
+            .filter(|s| s.name == name)
+            .map(|s| s.kind)
+            .collect::<BTreeSet<_>>()
+    };
+    assert_eq!(root.kind, "server");
+    assert_eq!(kind_of("iris.work"), BTreeSet::from(["consumer"]));
+    assert_eq!(kind_of("iris.upstream"), BTreeSet::from(["client"]));
+    assert_eq!(kind_of("iris.emit"), BTreeSet::from(["producer"]));
+    assert_eq!(kind_of("iris.deliver"), BTreeSet::from(["consumer"]));
     // Deliveries continue the span of the frame's write: each is a child of an emit.
     let emits: BTreeSet<&str> = spans
         .iter()

@@ -144,8 +144,14 @@ impl Publisher {
     /// have), never appended twice.
     pub async fn emit(&self, scope: &ChatScope, outgoing: Outgoing) -> Result<(), PublishError> {
         let frame_type = outgoing.frame.body.type_name();
-        let span =
-            iris_shared::traced_span!("iris.emit", frame = frame_type, chat = %scope.chat_id);
+        let span = iris_shared::traced_span!(
+            "iris.emit",
+            otel.kind = "producer",
+            messaging.system = "redis",
+            messaging.operation.type = "send",
+            frame = frame_type,
+            chat = %scope.chat_id
+        );
         let result = self
             .write(scope, outgoing, &span)
             .instrument(span.clone())

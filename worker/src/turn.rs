@@ -203,7 +203,11 @@ pub async fn run_turn(
     };
     writer.live(ServerBody::MessageStart(start)).await?;
 
-    let upstream = iris_shared::traced_span!("iris.upstream", agent = %deps.agent_name);
+    let upstream = iris_shared::traced_span!(
+        "iris.upstream",
+        otel.kind = "client",
+        agent = %deps.agent_name
+    );
     let run = upstream.in_scope(|| deps.agent.start(input.clone()));
     if let Ok(mut slot) = control.run.lock() {
         *slot = Some(run.control.clone());

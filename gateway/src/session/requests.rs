@@ -23,6 +23,7 @@ impl Session {
     pub(super) fn handle_request(&mut self, frame: AppFrame, ctx: &mut ws::WebsocketContext<Self>) {
         let span = iris_shared::traced_span!(
             "iris.request",
+            otel.kind = "server",
             request = frame.body.type_name(),
             id = frame.id,
             account = self.device.as_ref().map(|d| d.account.as_str()),

@@ -603,6 +603,9 @@ impl Handler<Work> for ChatActor {
         self.fence = self.fence.max(msg.fence);
         let span = iris_shared::traced_span!(
             "iris.work",
+            otel.kind = "consumer",
+            messaging.system = "redis",
+            messaging.operation.type = "process",
             request = request_type(&msg.entry),
             chat = %self.key.chat_id,
             entry = %msg.entry.entry_id,
