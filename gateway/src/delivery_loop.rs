@@ -14,17 +14,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::Addr;
-use redis::streams::StreamReadReply;
 
 use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
-use iris_shared::delivery::{from_delivery_entry, NODE_STREAM_TTL_SECS};
+use iris_shared::delivery::{RoutedFrame, NODE_STREAM_TTL_SECS};
 use iris_shared::keys;
 use iris_shared::redis_conn::{self, RedisEndpoint};
 
 use crate::metrics;
 use crate::registry::{Dispatch, Registry};
 use crate::state::GatewayState;
+
+/// An `XREAD` reply of one stream, decoded straight into entry ids and field pairs (moved
+/// out of the reply, no map per entry): `[(stream, [(id, [(field, value)])])]`.
+type ReadReply = Vec<(String, Vec<(String, Vec<(String, String)>)>)>;
 
 /// Longest a read blocks; bounds how stale the loop's heartbeat can get while healthy.
 const BLOCK_MS: u64 = 5_000;
@@ -110,7 +113,7 @@ impl Follower<'_> {
                 .arg(last_id.as_str());
             // The connection's response timeout bounds the read; a failover cuts it short.
             let reply = tokio::select! {
-                reply = read.query_async::<Option<StreamReadReply>>(conn) => reply?,
+                reply = read.query_async::<Option<ReadReply>>(conn) => reply?,
                 () = endpoint.until_not_master(addr) => {
                     return Err(redis_conn::not_master(addr));
                 }
@@ -123,15 +126,16 @@ impl Follower<'_> {
             state.delivery_beat.store(now_ms(), Ordering::Relaxed);
             state.delivery_reading.store(true, Ordering::Relaxed);
             backoff.reset();
-            for entry in reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids) {
+            let entries = reply.into_iter().flatten().flat_map(|(_stream, ids)| ids);
+            for (id, fields) in entries {
                 metrics::incr(&state.metrics.deliveries_total);
-                match from_delivery_entry(&entry) {
+                match RoutedFrame::from_pairs(fields, None, None) {
                     Some(frame) => registry.do_send(Dispatch {
                         frame: Arc::new(frame),
                     }),
-                    None => tracing::warn!(id = %entry.id, "unreadable delivery entry skipped"),
+                    None => tracing::warn!(%id, "unreadable delivery entry skipped"),
                 }
-                *last_id = entry.id;
+                *last_id = id;
             }
         }
     }

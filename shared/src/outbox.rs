@@ -8,7 +8,6 @@
 //! being mistaken for positions in the new log.
 
 use redis::aio::ConnectionLike;
-use redis::streams::StreamRangeReply;
 
 use crate::delivery::RoutedFrame;
 use crate::keys::AccountKeys;
@@ -95,14 +94,15 @@ pub async fn window<C: ConnectionLike + Send>(
     })
 }
 
-/// Up to `count` frames of `account` with seq > `after`, oldest first.
+/// Up to `count` frames of `account` with seq > `after`, oldest first. The reply is
+/// decoded straight into frames (entry id and field pairs, moved out of the reply).
 pub async fn read_after<C: ConnectionLike + Send>(
     conn: &mut C,
     account: &str,
     after: u64,
     count: usize,
 ) -> redis::RedisResult<Vec<RoutedFrame>> {
-    let reply: StreamRangeReply = redis::cmd("XRANGE")
+    let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
         .arg(AccountKeys::new(account).outbox())
         .arg(format!("{}-0", after + 1))
         .arg("+")
@@ -110,12 +110,11 @@ pub async fn read_after<C: ConnectionLike + Send>(
         .arg(count)
         .query_async(conn)
         .await?;
-    Ok(reply
-        .ids
-        .iter()
-        .filter_map(|entry| {
-            let seq = entry.id.split('-').next()?.parse().ok()?;
-            RoutedFrame::from_fields(&entry.map, Some(account), Some(seq))
+    Ok(entries
+        .into_iter()
+        .filter_map(|(id, fields)| {
+            let seq = id.split('-').next()?.parse().ok()?;
+            RoutedFrame::from_pairs(fields, Some(account), Some(seq))
         })
         .collect())
 }
