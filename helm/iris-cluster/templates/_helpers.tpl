@@ -23,20 +23,15 @@
 
 {{/* Labels of every resource; call with (dict "root" $ "component" "gateway"). */}}
 {{- define "iris.labels" -}}
-helm.sh/chart: {{ include "iris.chart" .root }}
-{{ include "iris.selectorLabels" . }}
-app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .root.Release.Service }}
-app.kubernetes.io/part-of: iris-cluster
-{{- with .root.Values.commonLabels }}
-{{ toYaml . }}
-{{- end }}
+{{- $chart := dict "helm.sh/chart" (include "iris.chart" .root) "app.kubernetes.io/version" .root.Chart.AppVersion "app.kubernetes.io/managed-by" .root.Release.Service "app.kubernetes.io/part-of" "iris-cluster" -}}
+{{- $selector := include "iris.selectorLabels" . | fromYaml -}}
+{{- toYaml (merge $selector (deepCopy (.extra | default dict)) (deepCopy (.root.Values.commonLabels | default dict)) $chart) -}}
 {{- end -}}
 
 {{- define "iris.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "iris.name" .root }}
-app.kubernetes.io/instance: {{ .root.Release.Name }}
-app.kubernetes.io/component: {{ .component }}
+app.kubernetes.io/name: {{ include "iris.name" .root | quote }}
+app.kubernetes.io/instance: {{ .root.Release.Name | quote }}
+app.kubernetes.io/component: {{ .component | quote }}
 {{- end -}}
 
 {{- define "iris.image" -}}
@@ -207,18 +202,15 @@ headers from Secrets. Call with (dict "root" $ "component" "gateway").
 
 {{/* Pod annotations of a component: config checksum, Prometheus scrape hints, user ones. */}}
 {{- define "iris.podAnnotations" -}}
-checksum/config: {{ include (print .root.Template.BasePath "/" .component "/configmap.yaml") .root | sha256sum }}
+{{- $own := dict "checksum/config" (include (print .root.Template.BasePath "/" .component "/configmap.yaml") .root | sha256sum) -}}
 {{- if not (and (include "iris.redisExternal" .root) .root.Values.redis.external.existingSecret) }}
-checksum/redis-url: {{ include (print .root.Template.BasePath "/redis/url-secret.yaml") .root | sha256sum }}
+{{- $_ := set $own "checksum/redis-url" (include (print .root.Template.BasePath "/redis/url-secret.yaml") .root | sha256sum) -}}
 {{- end }}
+{{- $prom := dict -}}
 {{- if .root.Values.metrics.podAnnotations }}
-prometheus.io/scrape: "true"
-prometheus.io/port: {{ .port | quote }}
-prometheus.io/path: /metrics
+{{- $prom = dict "prometheus.io/scrape" "true" "prometheus.io/port" (toString .port) "prometheus.io/path" "/metrics" -}}
 {{- end }}
-{{- with (index .root.Values .component).podAnnotations }}
-{{ toYaml . }}
-{{- end }}
+{{- toYaml (merge $own (deepCopy ((index .root.Values .component).podAnnotations | default dict)) $prom) -}}
 {{- end -}}
 
 {{/* topologySpreadConstraints with the component's selector filled in where missing. */}}
