@@ -126,8 +126,8 @@ OTEL_EXPORTER_OTLP_PROTOCOL: {{ .protocol | quote }}
 {{- if .sampler }}
 OTEL_TRACES_SAMPLER: {{ .sampler | quote }}
 {{- end }}
-{{- if .samplerArg }}
-OTEL_TRACES_SAMPLER_ARG: {{ .samplerArg | quote }}
+{{- if ne (toString .samplerArg) "" }}
+OTEL_TRACES_SAMPLER_ARG: {{ .samplerArg | toString | quote }}
 {{- end }}
 {{- if not (kindIs "invalid" .metricExportInterval) }}
 OTEL_METRIC_EXPORT_INTERVAL: {{ .metricExportInterval | int64 | quote }}
