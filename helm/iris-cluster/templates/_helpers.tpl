@@ -298,6 +298,72 @@ affinity:
 {{- if and .Values.media.volume.enabled .Values.media.store (not (hasPrefix "file://" .Values.media.store)) -}}
 {{- fail "media: media.volume is mounted but media.store is not a file:// URL; leave media.store empty to use the volume" -}}
 {{- end -}}
+{{- if hasPrefix "file://" .Values.media.store -}}
+{{- $path := trimPrefix "file://" .Values.media.store -}}
+{{- if .Values.media.volume.enabled -}}
+{{- if not (include "iris.pathUnder" (dict "path" $path "mounts" (list (dict "mountPath" .Values.media.volume.mountPath)))) -}}
+{{- fail (printf "media.store %s is not on the media volume, which is mounted at %s: leave media.store empty or point it at %s (or a directory below it)" .Values.media.store .Values.media.volume.mountPath .Values.media.volume.mountPath) -}}
+{{- end -}}
+{{- else if not (and (include "iris.pathUnder" (dict "path" $path "mounts" .Values.gateway.extraVolumeMounts)) (include "iris.pathUnder" (dict "path" $path "mounts" .Values.worker.extraVolumeMounts))) -}}
+{{- fail (printf "media.store %s is on no volume: the root filesystem is read-only and not shared; enable media.volume (mountPath %s) or mount one shared writable volume there through gateway.extraVolumeMounts and worker.extraVolumeMounts" .Values.media.store $path) -}}
+{{- end -}}
+{{- end -}}
+{{- range $component := list "gateway" "worker" -}}
+{{- $chartEnv := list -}}
+{{- range (include "iris.chartEnv" (dict "root" $ "component" $component) | fromYamlArray) -}}
+{{- $chartEnv = append $chartEnv .name -}}
+{{- end -}}
+{{- $seen := list -}}
+{{- range (index $.Values $component).extraEnv -}}
+{{- if has .name $chartEnv -}}
+{{- fail (printf "%s.extraEnv sets %s, which the chart already sets (two entries of one name: the last silently wins)%s" $component .name (get (include "iris.chartEnvHints" $ | fromYaml) .name)) -}}
+{{- end -}}
+{{- if has .name $seen -}}
+{{- fail (printf "%s.extraEnv sets %s twice" $component .name) -}}
+{{- end -}}
+{{- $seen = append $seen .name -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when .path is a mountPath of .mounts (writable) or a directory below one. */}}
+{{- define "iris.pathUnder" -}}
+{{- $path := .path | trimSuffix "/" -}}
+{{- range .mounts -}}
+{{- $mount := .mountPath | default "" | trimSuffix "/" -}}
+{{- if and (not .readOnly) (hasPrefix "/" $path) (or (eq $path $mount) (hasPrefix (printf "%s/" $mount) $path)) -}}true{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The env entries the chart itself gives a component's container (extraEnv may not repeat them). */}}
+{{- define "iris.chartEnv" -}}
+{{ include "iris.commonEnv" . }}
+{{- $values := index .root.Values .component -}}
+{{- if eq .component "gateway" }}
+{{- if $values.adminKey.existingSecret }}
+- name: IRIS_ADMIN_KEY
+{{- end }}
+{{- else }}
+{{- if $values.agentApiKey.existingSecret }}
+- name: IRIS_AGENT_API_KEY
+{{- end }}
+{{- if $values.push.ntfy.token.existingSecret }}
+- name: IRIS_NTFY_TOKEN
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Where to set, instead, a variable the chart sets (appended to the extraEnv refusal). */}}
+{{- define "iris.chartEnvHints" -}}
+OTEL_RESOURCE_ATTRIBUTES: "; add attributes with otel.resourceAttributes"
+IRIS_REDIS_URL: "; give the URL with redis.external.url or redis.external.existingSecret"
+IRIS_NODE_ID: "; it is the pod name"
+OTEL_EXPORTER_OTLP_HEADERS: "; use otel.headers.existingSecret"
+AWS_ACCESS_KEY_ID: "; use media.s3.existingSecret"
+AWS_SECRET_ACCESS_KEY: "; use media.s3.existingSecret"
+IRIS_ADMIN_KEY: "; use gateway.adminKey.existingSecret"
+IRIS_AGENT_API_KEY: "; use worker.agentApiKey.existingSecret"
+IRIS_NTFY_TOKEN: "; use worker.push.ntfy.token.existingSecret"
 {{- end -}}
 
 {{- define "iris.workerDrainGraceMs" -}}
