@@ -6,7 +6,8 @@ schemas of one pinned version (strict: unknown fields fail) or, for ServiceMonit
 helm/checks/servicemonitor.schema.json, and assert the properties the cluster relies on
 (non-root read-only containers, secrets only by reference, config checksums, drain times
 fitting the grace periods, ...). Then every set in helm/checks/bad-values/ must be refused,
-with the message its `# expect:` line names.
+with the message its `# expect:` line names. A value set may start with `# release: NAME` and
+`# namespace: NS` lines to render as another release in another namespace.
 
 Exit status 0 when everything holds; otherwise every failure is printed as
 `FAIL <value set> <manifest>: <rule>: <detail>` and the status is 1.
@@ -52,6 +53,14 @@ SECRET_ENV = {
 }
 IRIS_UID = 65532
 POD_KINDS = {"Deployment", "StatefulSet"}
+# Object names and label values (Kubernetes validation), Service names (DNS-1035 labels).
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+LABEL_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+# A StatefulSet's pods carry controller-revision-hash=<name>-<10 characters>, a label value.
+STATEFULSET_NAME_MAX = 52
+# The port-forward NOTES prints binds this local port (unprivileged, whatever the Service port).
+NOTES_LOCAL_PORT = 8080
 
 
 class Report:
@@ -91,8 +100,20 @@ def load_values(path: pathlib.Path) -> dict:
     return yaml.safe_load(path.read_text()) or {}
 
 
-def render(chart: helm.Chart, values: dict) -> dict[str, str]:
-    return chart.render(values=values, name=RELEASE, namespace=NAMESPACE, is_install=True)
+def value_set_header(path: pathlib.Path) -> tuple[str, str]:
+    """The release and namespace a value set asks for in its leading `# release:` / `# namespace:` lines."""
+    meta = {"release": RELEASE, "namespace": NAMESPACE}
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        match = re.match(r"#\s*(release|namespace):\s*(\S+)\s*$", line)
+        if match:
+            meta[match.group(1)] = match.group(2)
+    return meta["release"], meta["namespace"]
+
+
+def render(chart: helm.Chart, values: dict, release: str | None = None, namespace: str | None = None) -> dict[str, str]:
+    return chart.render(values=values, name=release or RELEASE, namespace=namespace or NAMESPACE, is_install=True)
 
 
 def parse_documents(rendered: dict[str, str]) -> list[tuple[str, dict]]:
@@ -106,8 +127,8 @@ def parse_documents(rendered: dict[str, str]) -> list[tuple[str, dict]]:
     return documents
 
 
-def lint(report: Report, set_name: str, values: dict) -> None:
-    result = helm.lint(CHART, values, strict=True, namespace=NAMESPACE, kube_version=f"v{KUBERNETES_VERSION}")
+def lint(report: Report, set_name: str, values: dict, namespace: str | None = None) -> None:
+    result = helm.lint(CHART, values, strict=True, namespace=namespace or NAMESPACE, kube_version=f"v{KUBERNETES_VERSION}")
     for message in result.get("messages", []):
         severity = message.get("severity", 0)
         report.check(severity < 2, f"{set_name} {message.get('path')}", "helm lint --strict", message.get("error", "").strip())
@@ -167,7 +188,7 @@ def env_map(container: dict) -> dict[str, dict]:
     return {entry["name"]: entry for entry in container.get("env", [])}
 
 
-def check_security(report: Report, where: str, doc: dict) -> None:
+def check_security(report: Report, where: str, doc: dict, allowed_capabilities: set[str] = frozenset()) -> None:
     pod_security = pod_spec(doc).get("securityContext", {})
     for container in containers(doc):
         at = f"{where} container {container['name']}"
@@ -180,7 +201,8 @@ def check_security(report: Report, where: str, doc: dict) -> None:
         report.check(security.get("readOnlyRootFilesystem") is True, at, "readOnlyRootFilesystem")
         report.check(security.get("allowPrivilegeEscalation") is False, at, "allowPrivilegeEscalation false")
         report.check("ALL" in security.get("capabilities", {}).get("drop", []), at, "drops ALL capabilities")
-        report.check(not security.get("capabilities", {}).get("add"), at, "adds no capabilities")
+        added = set(security.get("capabilities", {}).get("add") or [])
+        report.check(added <= set(allowed_capabilities), at, "adds no capabilities the values do not ask for", str(sorted(added - set(allowed_capabilities))))
         seccomp = merged.get("seccompProfile", {}).get("type")
         report.check(seccomp == "RuntimeDefault", at, "seccompProfile RuntimeDefault", str(seccomp))
         mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
@@ -276,7 +298,8 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
         for label in ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by", "helm.sh/chart"):
             report.check(label in labels, where, "common labels", f"missing {label}")
         if doc["kind"] in POD_KINDS:
-            check_security(report, where, doc)
+            security = merged["redis"]["internal"]["securityContext"] if doc["kind"] == "StatefulSet" else merged["securityContext"]
+            check_security(report, where, doc, set((security.get("capabilities") or {}).get("add") or []))
             check_env_sources(report, where, doc, config_maps)
         if doc["kind"] == "Deployment":
             check_checksum(report, where, doc, rendered)
@@ -284,11 +307,18 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
             report.check(doc["apiVersion"] == "autoscaling/v2", where, "HPA is autoscaling/v2", doc["apiVersion"])
             report.check(doc["spec"]["scaleTargetRef"]["name"] == gateway_name, where, "HPA scales the gateway Deployment")
 
-    for kind in ("Deployment", "ConfigMap", "Service", "ServiceAccount"):
+    for kind in ("Deployment", "ConfigMap", "Service"):
         for name in (gateway_name, worker_name):
-            if kind == "ServiceAccount" and not merged["gateway" if name == gateway_name else "worker"]["serviceAccount"]["create"]:
-                continue
             report.check(name in by_kind.get(kind, {}), set_name, f"renders {kind}/{name}")
+    for component, name in (("gateway", gateway_name), ("worker", worker_name)):
+        account = merged[component]["serviceAccount"]
+        expected = account["name"] or (name if account["create"] else "default")
+        used = pod_spec(by_kind["Deployment"].get(name, {"spec": {"template": {"spec": {}}}})).get("serviceAccountName")
+        report.check(used == expected, f"{set_name} Deployment/{name}", "pods use the ServiceAccount the values name", f"{used} != {expected}")
+        if account["create"]:
+            report.check(expected in by_kind.get("ServiceAccount", {}), set_name, f"renders ServiceAccount/{expected}")
+        else:
+            report.check(expected not in by_kind.get("ServiceAccount", {}), set_name, f"no ServiceAccount/{expected} rendered with serviceAccount.create false")
 
     gateway = by_kind["Deployment"][gateway_name]
     worker = by_kind["Deployment"][worker_name]
@@ -306,10 +336,11 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
     probes = {p: g_container.get(p, {}).get("httpGet", {}) for p in ("readinessProbe", "livenessProbe")}
     report.check(probes["readinessProbe"].get("path") == "/readyz", g_where, "readiness probe on /readyz")
     report.check(probes["livenessProbe"].get("path") == "/healthz", g_where, "liveness probe on /healthz")
+    g_port, w_port = merged["gateway"]["containerPort"], merged["worker"]["metricsPort"]
     ports = {p["name"]: p["containerPort"] for p in g_container.get("ports", [])}
-    report.check(ports.get("http") == 8080, g_where, "container port 8080 named http", str(ports))
+    report.check(ports.get("http") == g_port, g_where, f"container port {g_port} (gateway.containerPort) named http", str(ports))
     g_config = config_maps[gateway_name]["data"]
-    report.check(g_config.get("IRIS_LISTEN") == "0.0.0.0:8080", g_where, "IRIS_LISTEN matches the container port", g_config.get("IRIS_LISTEN", ""))
+    report.check(g_config.get("IRIS_LISTEN") == f"0.0.0.0:{g_port}", g_where, "IRIS_LISTEN matches the container port", g_config.get("IRIS_LISTEN", ""))
     service = by_kind["Service"][gateway_name]
     report.check(
         any(p["name"] == "http" and p["port"] == merged["gateway"]["service"]["port"] for p in service["spec"]["ports"]),
@@ -327,10 +358,14 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
     report.check(w_probes["readinessProbe"].get("path") == "/readyz" and w_probes["readinessProbe"].get("port") == "metrics", w_where, "readiness probe on metrics /readyz")
     report.check(w_probes["livenessProbe"].get("path") == "/healthz", w_where, "liveness probe on /healthz")
     w_ports = {p["name"]: p["containerPort"] for p in w_container.get("ports", [])}
-    report.check(w_ports.get("metrics") == 9090, w_where, "container port 9090 named metrics", str(w_ports))
-    report.check(w_config.get("IRIS_METRICS_LISTEN") == "0.0.0.0:9090", w_where, "IRIS_METRICS_LISTEN matches the container port")
+    report.check(w_ports.get("metrics") == w_port, w_where, f"container port {w_port} (worker.metricsPort) named metrics", str(w_ports))
+    report.check(w_config.get("IRIS_METRICS_LISTEN") == f"0.0.0.0:{w_port}", w_where, "IRIS_METRICS_LISTEN matches the container port", w_config.get("IRIS_METRICS_LISTEN", ""))
     w_service = by_kind["Service"][worker_name]
-    report.check(any(p["name"] == "metrics" and p["port"] == 9090 for p in w_service["spec"]["ports"]), f"{set_name} Service/{worker_name}", "worker Service port 9090 named metrics")
+    report.check(any(p["name"] == "metrics" and p["port"] == w_port for p in w_service["spec"]["ports"]), f"{set_name} Service/{worker_name}", f"worker Service port {w_port} named metrics")
+    if merged["metrics"]["podAnnotations"]:
+        for where, doc, port in ((g_where, gateway, g_port), (w_where, worker, w_port)):
+            annotations = doc["spec"]["template"]["metadata"].get("annotations", {})
+            report.check(annotations.get("prometheus.io/port") == str(port) and annotations.get("prometheus.io/scrape") == "true", where, "prometheus.io annotations name the metrics port", str(annotations.get("prometheus.io/port")))
 
     # Both components: the same partitions and the same media store.
     for key in ("IRIS_PARTITIONS", "IRIS_MEDIA_STORE"):
@@ -338,8 +373,14 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
     store = g_config.get("IRIS_MEDIA_STORE", "")
     if store.startswith("file://"):
         path = store[len("file://"):]
-        for where, container in ((g_where, g_container), (w_where, w_container)):
-            report.check(any(m["mountPath"] == path for m in container.get("volumeMounts", [])), where, "file:// media store is a mounted volume", path)
+        for where, doc, container in ((g_where, gateway, g_container), (w_where, worker, w_container)):
+            volumes = {v["name"]: v for v in pod_spec(doc).get("volumes", [])}
+            mounts = [
+                m for m in container.get("volumeMounts", [])
+                if (path.rstrip("/") + "/").startswith(m["mountPath"].rstrip("/") + "/") and not m.get("readOnly")
+                and "emptyDir" not in volumes.get(m["name"], {})
+            ]
+            report.check(bool(mounts), where, "file:// media store is on a writable shared volume", path)
 
     # Push, FCM file, OTLP.
     if merged["worker"]["push"]["fcm"]["existingSecret"]:
@@ -350,6 +391,22 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
         for where, config in ((g_where, g_config), (w_where, w_config)):
             report.check(config.get("OTEL_EXPORTER_OTLP_ENDPOINT") == merged["otel"]["endpoint"], where, "OTLP endpoint set")
     report.check(g_config.get("OTEL_SERVICE_NAME") == "iris-gateway" and w_config.get("OTEL_SERVICE_NAME") == "iris-worker", set_name, "OTEL_SERVICE_NAME per component")
+
+    # PodDisruptionBudgets and strategies as the values give them (a 0 stays 0).
+    for component, name in (("gateway", gateway_name), ("worker", worker_name)):
+        pdb_values = merged[component]["pdb"]
+        pdb = by_kind.get("PodDisruptionBudget", {}).get(name)
+        if not report.check((pdb is not None) == bool(pdb_values["enabled"]), set_name, f"PodDisruptionBudget/{name} rendered exactly when {component}.pdb.enabled"):
+            continue
+        if pdb is not None:
+            if pdb_values.get("minAvailable") is not None:
+                wanted = {"minAvailable": pdb_values["minAvailable"]}
+            else:
+                wanted = {"maxUnavailable": 1 if pdb_values.get("maxUnavailable") is None else pdb_values["maxUnavailable"]}
+            got = {k: v for k, v in pdb["spec"].items() if k != "selector"}
+            report.check(got == wanted, f"{set_name} PodDisruptionBudget/{name}", f"the budget {component}.pdb gives", f"{got} != {wanted}")
+        strategy = by_kind["Deployment"][name]["spec"].get("strategy", {})
+        report.check(strategy.get("type") == merged[component]["strategy"]["type"], f"{set_name} Deployment/{name}", f"strategy type is {component}.strategy.type", str(strategy))
 
     # Replicas are the HPA's when it is on.
     autoscaling = merged["gateway"]["autoscaling"]
@@ -398,15 +455,241 @@ def in_chart_redis(merged: dict) -> bool:
     return bool(merged["redis"]["internal"]["enabled"]) and not uses_external
 
 
-def check_notes(report: Report, set_name: str, rendered: dict[str, str], merged: dict) -> None:
+def check_notes(report: Report, set_name: str, rendered: dict[str, str], merged: dict, fullname: str | None = None, namespace: str | None = None) -> None:
     notes = rendered.get("iris-cluster/templates/NOTES.txt", "")
-    report.check("iris-gateway token create --account me" in notes, f"{set_name} NOTES.txt", "tells how to create the first token")
-    report.check("/ws" in notes, f"{set_name} NOTES.txt", "names the WebSocket path /ws")
-    if merged["gateway"]["ingress"]["enabled"]:
-        host = merged["gateway"]["ingress"]["hosts"][0]["host"]
-        report.check(f"{host}/ws" in notes, f"{set_name} NOTES.txt", "gives the ingress URL")
-    else:
-        report.check("port-forward" in notes, f"{set_name} NOTES.txt", "explains the port-forward")
+    where = f"{set_name} NOTES.txt"
+    namespace = namespace or NAMESPACE
+    if fullname is None:
+        fullname = next(
+            doc["metadata"]["name"][: -len("-gateway")]
+            for _, doc in parse_documents(rendered)
+            if doc["kind"] == "Deployment" and doc["metadata"]["name"].endswith("-gateway")
+        )
+    service = f"{fullname}-gateway"
+    report.check("iris-gateway token create --account me" in notes, where, "tells how to create the first token")
+    report.check("/ws" in notes, where, "names the WebSocket path /ws")
+    report.check(f"-n {namespace} exec deploy/{service} " in notes, where, "names the gateway Deployment and the release namespace")
+    gateway = merged["gateway"]
+    port = gateway["service"]["port"]
+    ingress = gateway["ingress"]
+    if ingress["enabled"]:
+        tls = ingress.get("tls") or []
+        tls_hosts = {h for entry in tls for h in entry.get("hosts") or []}
+        tls_all = any(not entry.get("hosts") for entry in tls)
+        for rule in ingress["hosts"]:
+            host = rule.get("host")
+            scheme = "wss" if tls_all or host in tls_hosts else "ws"
+            if host:
+                report.check(f"{scheme}://{host}/ws" in notes, where, "gives each ingress host's URL (wss when under tls)", f"{scheme}://{host}/ws")
+            else:
+                report.check(f"{scheme}://<ingress address>/ws" in notes and f"get ingress {service}" in notes, where, "a rule without a host: the ingress address and how to read it")
+        report.check("ws:///ws" not in notes and "wss:///ws" not in notes, where, "no URL with an empty host")
+    if gateway["service"]["type"] == "LoadBalancer":
+        report.check(
+            f"get svc {service} -o jsonpath='{{.status.loadBalancer.ingress[0]" in notes and f":{port}/ws" in notes,
+            where,
+            "a LoadBalancer Service: how to read its address, and the URL with the Service port",
+        )
+    if gateway["service"]["type"] == "NodePort":
+        report.check(f"get svc {service} -o jsonpath='{{.spec.ports[0].nodePort}}'" in notes, where, "a NodePort Service: how to read the node port")
+    if not ingress["enabled"]:
+        report.check(
+            f"port-forward svc/{service} {NOTES_LOCAL_PORT}:{port}" in notes and f"ws://127.0.0.1:{NOTES_LOCAL_PORT}/ws" in notes,
+            where,
+            f"explains the port-forward (local port {NOTES_LOCAL_PORT} to the Service port)",
+        )
+
+
+def by_kind_and_name(documents: list[tuple[str, dict]]) -> dict[str, dict[str, dict]]:
+    by_kind: dict[str, dict[str, dict]] = {}
+    for _, doc in documents:
+        by_kind.setdefault(doc["kind"], {})[doc["metadata"]["name"]] = doc
+    return by_kind
+
+
+def label_problems(labels: dict) -> list[str]:
+    """The labels Kubernetes would refuse: bad keys, or values not strings of at most 63 valid characters."""
+    return [
+        f"{key}={value!r}"
+        for key, value in (labels or {}).items()
+        if not (LABEL_NAME.match(key) and len(key.split("/")[-1]) <= 63)
+        or not (isinstance(value, str) and len(value) <= 63 and LABEL_VALUE.match(value))
+    ]
+
+
+def check_names(report: Report, set_name: str, documents: list[tuple[str, dict]]) -> None:
+    """Names fit in 63 characters (Services: DNS-1035 labels, StatefulSets: 52); labels are valid."""
+    for template, doc in documents:
+        where = f"{set_name} {template} {manifest_name(doc)}"
+        name = doc["metadata"]["name"]
+        report.check(len(name) <= 63, where, "name at most 63 characters", f"{len(name)}")
+        if doc["kind"] == "Service":
+            report.check(bool(DNS1035_LABEL.match(name)), where, "Service name is a DNS-1035 label", name)
+        if doc["kind"] == "StatefulSet":
+            report.check(len(name) <= STATEFULSET_NAME_MAX, where, f"StatefulSet name at most {STATEFULSET_NAME_MAX} characters (controller-revision-hash label)", f"{len(name)}")
+        bad = label_problems(doc["metadata"].get("labels"))
+        report.check(not bad, where, "label keys and values valid", ", ".join(bad))
+        if doc["kind"] in POD_KINDS:
+            bad = label_problems(doc["spec"]["template"]["metadata"].get("labels"))
+            report.check(not bad, where, "pod label keys and values valid", ", ".join(bad))
+
+
+def check_workloads(report: Report, set_name: str, documents: list[tuple[str, dict]]) -> None:
+    """Pod templates the API accepts: selector = template labels, unique env / volume / mount names,
+    mounts of existing volumes, probes on named container ports, a preStop sleep inside the grace
+    period, and no rollingUpdate under a Recreate strategy."""
+    for template, doc in documents:
+        if doc["kind"] not in POD_KINDS:
+            continue
+        where = f"{set_name} {template} {manifest_name(doc)}"
+        selector = doc["spec"]["selector"]["matchLabels"]
+        labels = doc["spec"]["template"]["metadata"].get("labels", {})
+        report.check(all(labels.get(k) == v for k, v in selector.items()), where, "selector matches the pod template labels", str(selector))
+        spec = pod_spec(doc)
+        volumes = [v["name"] for v in spec.get("volumes", [])]
+        claims = [c["metadata"]["name"] for c in doc["spec"].get("volumeClaimTemplates", [])]
+        report.check(len(volumes) == len(set(volumes)), where, "volume names unique", str(volumes))
+        grace = spec.get("terminationGracePeriodSeconds", 30)
+        for container in containers(doc):
+            at = f"{where} container {container['name']}"
+            env = [e["name"] for e in container.get("env", [])]
+            report.check(len(env) == len(set(env)), at, "env names unique", str(sorted({n for n in env if env.count(n) > 1})))
+            mounts = container.get("volumeMounts", [])
+            for mount in mounts:
+                report.check(mount["name"] in volumes + claims, at, "every mount has a volume", mount["name"])
+            paths = [m["mountPath"] for m in mounts]
+            report.check(len(paths) == len(set(paths)), at, "mountPaths unique", str(paths))
+            port_names = {p["name"] for p in container.get("ports", []) if "name" in p}
+            for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+                handler = container.get(probe, {})
+                port = (handler.get("httpGet") or handler.get("tcpSocket") or {}).get("port")
+                if isinstance(port, str):
+                    report.check(port in port_names, at, f"{probe} port is a named container port", port)
+            if "terminationGracePeriodSeconds" in container.get("readinessProbe", {}):
+                report.check(False, at, "no terminationGracePeriodSeconds on the readiness probe (the API refuses it)")
+            for probe in ("startupProbe", "livenessProbe"):
+                threshold = container.get(probe, {}).get("successThreshold", 1)
+                report.check(threshold == 1, at, f"{probe} successThreshold is 1 (the API refuses others)", str(threshold))
+            sleep = container.get("lifecycle", {}).get("preStop", {}).get("sleep")
+            if sleep is not None:
+                seconds = sleep.get("seconds")
+                report.check(isinstance(seconds, int) and 0 < seconds < grace, at, "preStop sleep more than 0 and less than the grace period", f"{seconds} (grace {grace})")
+        strategy = doc["spec"].get("strategy", {})
+        if strategy.get("type") == "Recreate":
+            report.check("rollingUpdate" not in strategy, where, "a Recreate strategy has no rollingUpdate (the API refuses it)", str(strategy))
+
+
+def pod_workloads(by_kind: dict[str, dict[str, dict]]) -> list[tuple[str, dict]]:
+    return [(name, doc) for kind in sorted(POD_KINDS) for name, doc in by_kind.get(kind, {}).items()]
+
+
+def selected(selector: dict, workloads: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    return [
+        (name, doc) for name, doc in workloads
+        if all(doc["spec"]["template"]["metadata"].get("labels", {}).get(k) == v for k, v in selector.items())
+    ]
+
+
+def check_services(report: Report, set_name: str, by_kind: dict[str, dict[str, dict]]) -> None:
+    """Each Service selects the pods of exactly one workload and targets ports they have."""
+    workloads = pod_workloads(by_kind)
+    for name, service in by_kind.get("Service", {}).items():
+        where = f"{set_name} Service/{name}"
+        matched = selected(service["spec"].get("selector") or {}, workloads)
+        report.check(len(matched) == 1, where, "selects the pods of exactly one workload", str([m for m, _ in matched]))
+        for _, doc in matched:
+            ports = [p for c in pod_spec(doc)["containers"] for p in c.get("ports", [])]
+            names = {p.get("name") for p in ports}
+            numbers = {p["containerPort"] for p in ports}
+            for port in service["spec"]["ports"]:
+                target = port.get("targetPort", port["port"])
+                report.check(target in names or target in numbers, where, "targetPort is a port of the pods", str(target))
+
+
+def check_pdbs(report: Report, set_name: str, by_kind: dict[str, dict[str, dict]]) -> None:
+    workloads = pod_workloads(by_kind)
+    for name, pdb in by_kind.get("PodDisruptionBudget", {}).items():
+        where = f"{set_name} PodDisruptionBudget/{name}"
+        spec = pdb["spec"]
+        report.check(("minAvailable" in spec) != ("maxUnavailable" in spec), where, "exactly one of minAvailable and maxUnavailable", str(sorted(set(spec) - {"selector"})))
+        for field in ("minAvailable", "maxUnavailable"):
+            if field in spec:
+                value = spec[field]
+                report.check(
+                    (isinstance(value, int) and value >= 0) or (isinstance(value, str) and re.fullmatch(r"[0-9]+%", value) is not None),
+                    where,
+                    f"{field} is a count or a percentage",
+                    repr(value),
+                )
+        matched = selected(spec["selector"]["matchLabels"], workloads)
+        report.check(len(matched) == 1, where, "selects the pods of exactly one workload", str([m for m, _ in matched]))
+
+
+def check_hpas(report: Report, set_name: str, by_kind: dict[str, dict[str, dict]]) -> None:
+    for name, hpa in by_kind.get("HorizontalPodAutoscaler", {}).items():
+        where = f"{set_name} HorizontalPodAutoscaler/{name}"
+        spec = hpa["spec"]
+        target = spec["scaleTargetRef"]
+        report.check(target.get("kind") == "Deployment" and target["name"] in by_kind.get("Deployment", {}), where, "scales a rendered Deployment", str(target))
+        metrics = spec.get("metrics", [])
+        report.check(len(metrics) >= 1, where, "has at least one metric")
+        report.check(1 <= spec.get("minReplicas", 1) <= spec["maxReplicas"], where, "1 <= minReplicas <= maxReplicas")
+        for metric in metrics:
+            if metric["type"] == "Resource":
+                goal = metric["resource"]["target"]
+                report.check(goal["type"] == "Utilization" and isinstance(goal.get("averageUtilization"), int) and goal["averageUtilization"] > 0, where, "Resource metric: a positive averageUtilization", str(goal))
+            elif metric["type"] == "Pods":
+                goal = metric["pods"]["target"]
+                report.check(goal["type"] == "AverageValue" and isinstance(goal.get("averageValue"), str), where, "Pods metric: an AverageValue quantity (a string)", str(goal))
+
+
+def check_ingresses(report: Report, set_name: str, by_kind: dict[str, dict[str, dict]]) -> None:
+    services = by_kind.get("Service", {})
+    for name, ingress in by_kind.get("Ingress", {}).items():
+        for rule in ingress["spec"]["rules"]:
+            for path in rule["http"]["paths"]:
+                backend = path["backend"]["service"]
+                ports = services.get(backend["name"], {}).get("spec", {}).get("ports", [])
+                wanted = backend["port"]
+                report.check(
+                    any(p["port"] == wanted.get("number") or p.get("name") == wanted.get("name") for p in ports),
+                    f"{set_name} Ingress/{name}",
+                    "backend is a port of a rendered Service",
+                    str(backend),
+                )
+
+
+def check_service_monitors(report: Report, set_name: str, by_kind: dict[str, dict[str, dict]], namespace: str) -> None:
+    """A ServiceMonitor in another namespace than the release's selects the release namespace."""
+    for name, monitor in by_kind.get("ServiceMonitor", {}).items():
+        where = f"{set_name} ServiceMonitor/{name}"
+        report.check(name in by_kind.get("Service", {}), where, "monitors the Service of the same name")
+        names = monitor["spec"].get("namespaceSelector", {}).get("matchNames")
+        if monitor["metadata"].get("namespace", namespace) != namespace:
+            report.check(names == [namespace], where, "namespaceSelector names the release namespace", str(names))
+        else:
+            report.check(names in (None, [namespace]), where, "namespaceSelector absent or the release namespace", str(names))
+
+
+def check_structure(report: Report, set_name: str, documents: list[tuple[str, dict]], namespace: str | None = None) -> None:
+    by_kind = by_kind_and_name(documents)
+    check_names(report, set_name, documents)
+    check_workloads(report, set_name, documents)
+    check_services(report, set_name, by_kind)
+    check_pdbs(report, set_name, by_kind)
+    check_hpas(report, set_name, by_kind)
+    check_ingresses(report, set_name, by_kind)
+    check_service_monitors(report, set_name, by_kind, namespace or NAMESPACE)
+
+
+def check_long_release_names(report: Report, chart: helm.Chart) -> None:
+    """Two releases whose names differ only past the 40th character get different resource names."""
+    names = []
+    for release in ("customer-facing-realtime-messaging-production-eu1", "customer-facing-realtime-messaging-production-eu2"):
+        documents = parse_documents(render(chart, {}, release, "shared"))
+        names.append({manifest_name(doc) for _, doc in documents})
+        check_names(report, f"release {release}", documents)
+    report.check(not (names[0] & names[1]), "long release names", "two long release names share no resource name", str(sorted(names[0] & names[1])[:3]))
 
 
 def check_config_rolls_pods(report: Report, chart: helm.Chart) -> None:
@@ -428,8 +711,9 @@ def check_bad_values(report: Report, chart: helm.Chart) -> None:
         where = f"bad-values/{path.name}"
         if not report.check(first.startswith("# expect:") and expected, where, "first line is `# expect: <part of the error>`"):
             continue
+        release, namespace = value_set_header(path)
         try:
-            render(chart, load_values(path))
+            render(chart, load_values(path), release, namespace)
         except helm.HelmError as error:
             report.check(expected in str(error), where, "refused with the expected message", f"wanted {expected!r}, got {str(error).strip()!r}")
             continue
@@ -450,10 +734,13 @@ def main() -> int:
         for path in sets:
             set_name = f"ci/{path.name}"
             values = load_values(path)
+            release, namespace = value_set_header(path)
+            if (release, namespace) != (RELEASE, NAMESPACE):
+                set_name += f" (release {release}, namespace {namespace})"
             before = len(report.failures)
-            lint(report, set_name, values)
+            lint(report, set_name, values, namespace)
             try:
-                rendered = render(chart, values)
+                rendered = render(chart, values, release, namespace)
             except helm.HelmError as error:
                 report.check(False, set_name, "renders", str(error).strip())
                 continue
@@ -464,10 +751,12 @@ def main() -> int:
             extra_secrets = [merged["redis"]["external"]["url"], merged["redis"]["internal"]["password"]]
             check_no_secret_values(report, set_name, documents, [s for s in extra_secrets if s])
             check_cluster(report, set_name, values, merged, documents, rendered, drain_floor)
-            check_notes(report, set_name, rendered, merged)
+            check_notes(report, set_name, rendered, merged, namespace=namespace)
+            check_structure(report, set_name, documents, namespace)
             status = "ok" if len(report.failures) == before else "FAILED"
             print(f"check-chart: {set_name}: {len(documents)} manifests, {status}", flush=True)
         check_config_rolls_pods(report, chart)
+        check_long_release_names(report, chart)
         check_bad_values(report, chart)
     if report.failures:
         print(f"check-chart: {len(report.failures)} of {report.checked} checks failed; rendered manifests kept in {out_root}")
