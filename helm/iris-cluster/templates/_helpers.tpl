@@ -304,7 +304,7 @@ affinity:
 {{- if not (include "iris.pathUnder" (dict "path" $path "mounts" (list (dict "mountPath" .Values.media.volume.mountPath)))) -}}
 {{- fail (printf "media.store %s is not on the media volume, which is mounted at %s: leave media.store empty or point it at %s (or a directory below it)" .Values.media.store .Values.media.volume.mountPath .Values.media.volume.mountPath) -}}
 {{- end -}}
-{{- else if not (and (include "iris.pathUnder" (dict "path" $path "mounts" .Values.gateway.extraVolumeMounts)) (include "iris.pathUnder" (dict "path" $path "mounts" .Values.worker.extraVolumeMounts))) -}}
+{{- else if not (and (include "iris.pathUnder" (dict "path" $path "mounts" .Values.gateway.extraVolumeMounts "volumes" .Values.gateway.extraVolumes)) (include "iris.pathUnder" (dict "path" $path "mounts" .Values.worker.extraVolumeMounts "volumes" .Values.worker.extraVolumes))) -}}
 {{- fail (printf "media.store %s is on no volume: the root filesystem is read-only and not shared; enable media.volume (mountPath %s) or mount one shared writable volume there through gateway.extraVolumeMounts and worker.extraVolumeMounts" .Values.media.store $path) -}}
 {{- end -}}
 {{- end -}}
@@ -326,12 +326,17 @@ affinity:
 {{- end -}}
 {{- end -}}
 
-{{/* "true" when .path is a mountPath of .mounts (writable) or a directory below one. */}}
+{{/* "true" when .path is a mountPath of .mounts or a directory below one, on a writable mount
+that is not of an emptyDir in .volumes (a pod's own, not shared). */}}
 {{- define "iris.pathUnder" -}}
 {{- $path := .path | trimSuffix "/" -}}
+{{- $podOwn := list -}}
+{{- range .volumes | default list -}}
+{{- if hasKey . "emptyDir" }}{{ $podOwn = append $podOwn .name }}{{ end -}}
+{{- end -}}
 {{- range .mounts -}}
 {{- $mount := .mountPath | default "" | trimSuffix "/" -}}
-{{- if and (not .readOnly) (hasPrefix "/" $path) (or (eq $path $mount) (hasPrefix (printf "%s/" $mount) $path)) -}}true{{- end -}}
+{{- if and (not .readOnly) (not (has .name $podOwn)) (hasPrefix "/" $path) (or (eq $path $mount) (hasPrefix (printf "%s/" $mount) $path)) -}}true{{- end -}}
 {{- end -}}
 {{- end -}}
 
