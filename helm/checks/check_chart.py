@@ -214,7 +214,7 @@ def check_security(report: Report, where: str, doc: dict, allowed_capabilities: 
         )
 
 
-def check_env_sources(report: Report, where: str, doc: dict, config_maps: dict[str, dict]) -> None:
+def check_env_sources(report: Report, where: str, doc: dict, config_maps: dict[str, dict], merged: dict) -> None:
     for container in containers(doc):
         at = f"{where} container {container['name']}"
         env = env_map(container)
@@ -238,9 +238,13 @@ def check_env_sources(report: Report, where: str, doc: dict, config_maps: dict[s
         report.check(env.get("IRIS_NODE_ID", {}).get("value") == "$(POD_NAME)", at, "IRIS_NODE_ID is the pod name")
         pod_name = env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
         report.check(pod_name == "metadata.name", at, "POD_NAME from the downward API")
+        user_env = {e["name"]: e for e in merged[container["name"]].get("extraEnv") or []}
         attributes = env.get("OTEL_RESOURCE_ATTRIBUTES", {}).get("value", "")
-        for wanted in ("k8s.pod.name=$(POD_NAME)", "k8s.namespace.name=$(POD_NAMESPACE)"):
-            report.check(wanted in attributes, at, "OTEL_RESOURCE_ATTRIBUTES names the pod", f"missing {wanted}")
+        if "OTEL_RESOURCE_ATTRIBUTES" in user_env:
+            report.check(env["OTEL_RESOURCE_ATTRIBUTES"] == user_env["OTEL_RESOURCE_ATTRIBUTES"], at, "an extraEnv entry replaces the chart's")
+        else:
+            for wanted in ("k8s.pod.name=$(POD_NAME)", "k8s.namespace.name=$(POD_NAMESPACE)"):
+                report.check(wanted in attributes, at, "OTEL_RESOURCE_ATTRIBUTES names the pod", f"missing {wanted}")
         names = list(env)
         for dependent, needed in (("IRIS_NODE_ID", "POD_NAME"), ("OTEL_RESOURCE_ATTRIBUTES", "POD_NAMESPACE")):
             if dependent in names and needed in names:
@@ -300,7 +304,7 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
         if doc["kind"] in POD_KINDS:
             security = merged["redis"]["internal"]["securityContext"] if doc["kind"] == "StatefulSet" else merged["securityContext"]
             check_security(report, where, doc, set((security.get("capabilities") or {}).get("add") or []))
-            check_env_sources(report, where, doc, config_maps)
+            check_env_sources(report, where, doc, config_maps, merged)
         if doc["kind"] == "Deployment":
             check_checksum(report, where, doc, rendered)
         if doc["kind"] == "HorizontalPodAutoscaler":

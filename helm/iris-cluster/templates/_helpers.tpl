@@ -308,15 +308,12 @@ affinity:
 {{- fail (printf "media.store %s is on no volume: the root filesystem is read-only and not shared; enable media.volume (mountPath %s) or mount one shared writable volume there through gateway.extraVolumeMounts and worker.extraVolumeMounts" .Values.media.store $path) -}}
 {{- end -}}
 {{- end -}}
+{{- $secretHints := include "iris.secretEnvHints" . | fromYaml -}}
 {{- range $component := list "gateway" "worker" -}}
-{{- $chartEnv := list -}}
-{{- range (include "iris.chartEnv" (dict "root" $ "component" $component) | fromYamlArray) -}}
-{{- $chartEnv = append $chartEnv .name -}}
-{{- end -}}
 {{- $seen := list -}}
 {{- range (index $.Values $component).extraEnv -}}
-{{- if has .name $chartEnv -}}
-{{- fail (printf "%s.extraEnv sets %s, which the chart already sets (two entries of one name: the last silently wins)%s" $component .name (get (include "iris.chartEnvHints" $ | fromYaml) .name)) -}}
+{{- if and (hasKey $secretHints .name) (hasKey . "value") -}}
+{{- fail (printf "%s.extraEnv gives %s as a plain value; secrets are only referenced: use %s, or valueFrom.secretKeyRef" $component .name (get $secretHints .name)) -}}
 {{- end -}}
 {{- if has .name $seen -}}
 {{- fail (printf "%s.extraEnv sets %s twice" $component .name) -}}
@@ -340,35 +337,50 @@ that is not of an emptyDir in .volumes (a pod's own, not shared). */}}
 {{- end -}}
 {{- end -}}
 
-{{/* The env entries the chart itself gives a component's container (extraEnv may not repeat them). */}}
+{{/* The env entries the chart itself gives a component's container. */}}
 {{- define "iris.chartEnv" -}}
 {{ include "iris.commonEnv" . }}
 {{- $values := index .root.Values .component -}}
-{{- if eq .component "gateway" }}
-{{- if $values.adminKey.existingSecret }}
-- name: IRIS_ADMIN_KEY
-{{- end }}
-{{- else }}
-{{- if $values.agentApiKey.existingSecret }}
-- name: IRIS_AGENT_API_KEY
-{{- end }}
-{{- if $values.push.ntfy.token.existingSecret }}
-- name: IRIS_NTFY_TOKEN
+{{- $secrets := list -}}
+{{- if eq .component "gateway" -}}
+{{- $secrets = list (list "IRIS_ADMIN_KEY" $values.adminKey) -}}
+{{- else -}}
+{{- $secrets = list (list "IRIS_AGENT_API_KEY" $values.agentApiKey) (list "IRIS_NTFY_TOKEN" $values.push.ntfy.token) -}}
+{{- end -}}
+{{- range $secrets }}
+{{- $secret := index . 1 }}
+{{- if $secret.existingSecret }}
+- name: {{ index . 0 }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret.existingSecret }}
+      key: {{ $secret.key }}
 {{- end }}
 {{- end }}
 {{- end -}}
 
-{{/* Where to set, instead, a variable the chart sets (appended to the extraEnv refusal). */}}
-{{- define "iris.chartEnvHints" -}}
-OTEL_RESOURCE_ATTRIBUTES: "; add attributes with otel.resourceAttributes"
-IRIS_REDIS_URL: "; give the URL with redis.external.url or redis.external.existingSecret"
-IRIS_NODE_ID: "; it is the pod name"
-OTEL_EXPORTER_OTLP_HEADERS: "; use otel.headers.existingSecret"
-AWS_ACCESS_KEY_ID: "; use media.s3.existingSecret"
-AWS_SECRET_ACCESS_KEY: "; use media.s3.existingSecret"
-IRIS_ADMIN_KEY: "; use gateway.adminKey.existingSecret"
-IRIS_AGENT_API_KEY: "; use worker.agentApiKey.existingSecret"
-IRIS_NTFY_TOKEN: "; use worker.push.ntfy.token.existingSecret"
+{{/* A component's container env: the chart's entries, then extraEnv; an extraEnv entry of a
+name the chart sets replaces the chart's (one entry per name, the user's). */}}
+{{- define "iris.env" -}}
+{{- $extra := (index .root.Values .component).extraEnv | default list -}}
+{{- $overridden := list -}}
+{{- range $extra }}{{ $overridden = append $overridden .name }}{{ end -}}
+{{- $env := list -}}
+{{- range (include "iris.chartEnv" . | fromYamlArray) -}}
+{{- if not (has .name $overridden) }}{{ $env = append $env . }}{{ end -}}
+{{- end -}}
+{{- toYaml (concat $env $extra) -}}
+{{- end -}}
+
+{{/* Variables that carry secrets: extraEnv may set them only by reference. */}}
+{{- define "iris.secretEnvHints" -}}
+IRIS_REDIS_URL: "redis.external.existingSecret"
+OTEL_EXPORTER_OTLP_HEADERS: "otel.headers.existingSecret"
+AWS_ACCESS_KEY_ID: "media.s3.existingSecret"
+AWS_SECRET_ACCESS_KEY: "media.s3.existingSecret"
+IRIS_ADMIN_KEY: "gateway.adminKey.existingSecret"
+IRIS_AGENT_API_KEY: "worker.agentApiKey.existingSecret"
+IRIS_NTFY_TOKEN: "worker.push.ntfy.token.existingSecret"
 {{- end -}}
 
 {{- define "iris.workerDrainGraceMs" -}}
