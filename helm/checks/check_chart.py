@@ -334,7 +334,9 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
     grace = pod_spec(gateway).get("terminationGracePeriodSeconds", 30)
     sleep = g_container.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds")
     drain = merged["gateway"]["drainSeconds"]
-    if report.check(isinstance(sleep, int) and sleep > 0, g_where, "preStop sleep before SIGTERM", str(sleep)):
+    if merged["gateway"]["preStopSleepSeconds"] == 0:
+        report.check("lifecycle" not in g_container, g_where, "no preStop hook when its sleep is 0", str(g_container.get("lifecycle")))
+    elif report.check(isinstance(sleep, int) and sleep > 0, g_where, "preStop sleep before SIGTERM", str(sleep)):
         report.check(grace > sleep + drain, g_where, "grace period exceeds preStop sleep + drain", f"{grace} <= {sleep} + {drain}")
     report.check(drain >= drain_floor, g_where, f"gateway.drainSeconds covers the binary's drain ({drain_floor} s, gateway/src/main.rs)", str(drain))
     probes = {p: g_container.get(p, {}).get("httpGet", {}) for p in ("readinessProbe", "livenessProbe")}
