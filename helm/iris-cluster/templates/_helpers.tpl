@@ -6,21 +6,18 @@
 
 {{/*
 The prefix of every resource name, at most 40 characters so the longest name the chart derives
-(<fullname>-redis-url) stays short and the Redis StatefulSet name fits 52. A fullnameOverride is
-used as given (iris.validate refuses one over 40); a longer <release>-<chart> keeps its first 33
-characters plus "-" and 6 hex digits of its sha256, so two long release names never share names.
+(<fullname>-redis-url) stays short and the Redis StatefulSet name fits 52. A longer
+fullnameOverride or <release>-<chart> keeps its first 33 characters plus "-" and 6 hex digits of
+its sha256, so two long names never share resource names.
 */}}
 {{- define "iris.fullname" -}}
-{{- if .Values.fullnameOverride -}}
-{{- .Values.fullnameOverride -}}
-{{- else -}}
 {{- $name := default .Chart.Name .Values.nameOverride -}}
 {{- $full := ternary .Release.Name (printf "%s-%s" .Release.Name $name) (contains $name .Release.Name) -}}
+{{- $full = .Values.fullnameOverride | default $full -}}
 {{- if le (len $full) 40 -}}
 {{- $full | trimSuffix "-" -}}
 {{- else -}}
 {{- printf "%s-%s" ($full | trunc 33 | trimSuffix "-") ($full | sha256sum | trunc 6) -}}
-{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -263,9 +260,6 @@ affinity:
 {{/* Refuses value combinations that would install a broken cluster. */}}
 {{- define "iris.validate" -}}
 {{- $fullname := include "iris.fullname" . -}}
-{{- if gt (len .Values.fullnameOverride) 40 -}}
-{{- fail (printf "fullnameOverride %q is %d characters; at most 40 (the chart appends up to 10, e.g. -redis-url, and a StatefulSet name must stay within 52)" .Values.fullnameOverride (len .Values.fullnameOverride)) -}}
-{{- end -}}
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) -}}
 {{- fail (printf "resource names would start with %q, which is not a DNS-1035 label (lower-case letters, digits and '-', starting with a letter), as Service names must be: set fullnameOverride, or use a release name that starts with a letter" $fullname) -}}
 {{- end -}}
