@@ -39,6 +39,16 @@ pub enum ServerRequest {
     },
 }
 
+impl ServerRequest {
+    /// Its name, for spans and logs.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::Publish { .. } => "publish",
+            Self::Notify { .. } => "notify",
+        }
+    }
+}
+
 /// One request for a worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InboundRequest {

@@ -45,11 +45,26 @@ pub async fn request(
     bearer: Option<&str>,
     json_body: Option<&str>,
 ) -> io::Result<HttpResponse> {
+    request_with_headers(addr, method, path, bearer, json_body, &[]).await
+}
+
+/// [`request`] with extra headers (`name`, `value`).
+pub async fn request_with_headers(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    bearer: Option<&str>,
+    json_body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> io::Result<HttpResponse> {
     let call = async {
         let mut stream = TcpStream::connect(addr).await?;
         let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
         if let Some(token) = bearer {
             head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
         }
         let body = json_body.unwrap_or_default();
         if json_body.is_some() {

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use iris_tests::cluster::{series_value, Cluster};
 use iris_tests::cluster_spec::{gateway_node_id, worker_node_id, ClusterSpec};
+use iris_tests::http_probe;
 use iris_tests::otlp_receiver::{OtlpReceiver, ReceivedSpan};
 
 /// How long exported data may take to arrive (batches are flushed every 200 ms, metrics
@@ -196,6 +197,69 @@ async fn one_message_is_one_trace_from_gateway_through_worker_and_agent_to_both_
         transports.contains_key("grpc") && transports.contains_key("http"),
         "{transports:?}"
     );
+}
+
+/// Proves that a server API publish is traced from the gateway on: its `iris.api` span
+/// continues the caller's `traceparent`, and the append to the inbound stream, the worker's
+/// handling, the frame it writes and its delivery to the device on the other gateway are
+/// spans of the caller's trace.
+#[tokio::test]
+async fn a_server_api_publish_joins_the_callers_trace_through_worker_and_delivery() {
+    const ADMIN_KEY: &str = "telemetry-admin-key";
+    const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const CALLER_SPAN: &str = "00f067aa0ba902b7";
+    let receiver = OtlpReceiver::start().await;
+    let spec = traced_cluster(&receiver).gateway_env("IRIS_ADMIN_KEY", ADMIN_KEY);
+    let cluster = Cluster::start("telemetry-api", spec).await;
+    let token = cluster.create_token("fay");
+    let mut phone = cluster.connect(1, "phone").await;
+    phone.pair(&token, "phone-1").await;
+
+    let traceparent = format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01");
+    let response = http_probe::request_with_headers(
+        cluster.gateway_addr(0),
+        "POST",
+        "/api/v1/accounts/fay/messages",
+        Some(ADMIN_KEY),
+        Some(r#"{"text":"the nightly report"}"#),
+        &[("traceparent", &traceparent)],
+    )
+    .await
+    .expect("publishing");
+    assert_eq!(response.status, 202, "{response:?}");
+    phone.recv_until("message").await;
+
+    let (gw1, gw2, worker) = (gateway_node_id(0), gateway_node_id(1), worker_node_id(0));
+    let spans = receiver
+        .wait_for("the publish's spans in the caller's trace", ARRIVAL, |r| {
+            let spans = trace(&r.spans, CALLER_TRACE);
+            let on =
+                |name: &str, node: &str| spans.iter().any(|s| s.name == name && s.node == node);
+            (on("iris.api", &gw1)
+                && on("iris.enqueue", &gw1)
+                && on("iris.work", &worker)
+                && on("iris.emit", &worker)
+                && on("iris.deliver", &gw2))
+            .then(|| spans.into_iter().cloned().collect::<Vec<_>>())
+        })
+        .await;
+    let api = spans
+        .iter()
+        .find(|s| s.name == "iris.api")
+        .expect("api span");
+    assert_eq!(api.parent_span_id, CALLER_SPAN, "{api:?}");
+    assert_eq!(api.kind, "server");
+    assert_eq!(
+        api.attributes.get("request").map(String::as_str),
+        Some("publish")
+    );
+    let ids: BTreeSet<&str> = spans.iter().map(|s| s.span_id.as_str()).collect();
+    for span in &spans {
+        assert!(
+            span.parent_span_id == CALLER_SPAN || ids.contains(span.parent_span_id.as_str()),
+            "every span's parent is the caller's span or in the trace: {span:?}"
+        );
+    }
 }
 
 /// Counts frames by type.

@@ -12,6 +12,8 @@ use iris_shared::clock::now_ms;
 use iris_shared::inbound::{InboundRequest, ServerRequest, SERVER_DEVICE_ID};
 use iris_shared::keys::is_valid_account;
 use iris_shared::protocol::{NotificationKind, Role, DEFAULT_CHAT_ID};
+use iris_shared::telemetry::propagation;
+use tracing::Instrument;
 
 use super::{auth, backend_error, error};
 use crate::state::GatewayState;
@@ -68,7 +70,7 @@ pub async fn message(
         text: body.text,
         key: body.key,
     };
-    forward(&state, &account, body.chat_id, server_request).await
+    traced_forward(&request, &state, &account, body.chat_id, server_request).await
 }
 
 pub async fn notification(
@@ -86,7 +88,32 @@ pub async fn notification(
         title: body.title,
         body: body.body.unwrap_or_default(),
     };
-    forward(&state, &account, body.chat_id, server_request).await
+    traced_forward(&request, &state, &account, body.chat_id, server_request).await
+}
+
+/// [`forward`] inside a server span of its own, which continues the caller's `traceparent`
+/// header when it sends one: the worker's handling and the frames it writes join that trace.
+async fn traced_forward(
+    request: &HttpRequest,
+    state: &GatewayState,
+    account: &str,
+    chat_id: Option<String>,
+    server_request: ServerRequest,
+) -> HttpResponse {
+    let span = iris_shared::traced_span!(
+        "iris.api",
+        otel.kind = "server",
+        request = server_request.kind_name(),
+        account = %account,
+    );
+    let caller = request
+        .headers()
+        .get(propagation::TRACEPARENT)
+        .and_then(|value| value.to_str().ok());
+    propagation::continue_trace(&span, caller);
+    forward(state, account, chat_id, server_request)
+        .instrument(span)
+        .await
 }
 
 /// Checks the account and chat, then hands the request to the chat's worker.
