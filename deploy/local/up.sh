@@ -12,6 +12,8 @@
 #   IRIS_AGENT, IRIS_AGENT_URL, IRIS_AGENT_API_KEY, IRIS_AGENT_MODEL  worker's upstream
 #   IRIS_STATE_DIR      where Redis data and logs go (default .iris-local)
 #   IRIS_ADMIN_KEY      the server API's admin key (default: a random one, printed)
+#   OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* settings  passed to every node: with an
+#                       endpoint, each exports traces, metrics and logs (docs/observability.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
