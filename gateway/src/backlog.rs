@@ -108,17 +108,7 @@ mod tests {
     use super::*;
 
     fn frame(seq: Option<u64>, json: &str) -> Arc<RoutedFrame> {
-        Arc::new(RoutedFrame {
-            account: "a".into(),
-            seq,
-            frame_json: json.into(),
-            origin_device: None,
-            request_id: None,
-            target_device: None,
-            revoked_token: None,
-            trace_parent: None,
-            emitted_us: None,
-        })
+        Arc::new(RoutedFrame::new("a", seq, json))
     }
 
     fn update(message_id: &str, text: &str) -> Arc<RoutedFrame> {

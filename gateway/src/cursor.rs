@@ -275,17 +275,7 @@ mod tests {
     use super::*;
 
     fn frame(seq: Option<u64>) -> Arc<RoutedFrame> {
-        Arc::new(RoutedFrame {
-            account: "a".into(),
-            seq,
-            frame_json: "{}".into(),
-            origin_device: None,
-            request_id: None,
-            target_device: None,
-            revoked_token: None,
-            trace_parent: None,
-            emitted_us: None,
-        })
+        Arc::new(RoutedFrame::new("a", seq, "{}"))
     }
 
     fn seqs(frames: &[RoutedFrame]) -> Vec<u64> {

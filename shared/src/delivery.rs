@@ -40,6 +40,25 @@ pub struct RoutedFrame {
 }
 
 impl RoutedFrame {
+    /// `frame_json` for the devices of `account`, at `seq`, with no addressing beyond that.
+    pub fn new(
+        account: impl Into<String>,
+        seq: Option<u64>,
+        frame_json: impl Into<String>,
+    ) -> Self {
+        Self {
+            account: account.into(),
+            seq,
+            frame_json: frame_json.into(),
+            origin_device: None,
+            request_id: None,
+            target_device: None,
+            revoked_token: None,
+            trace_parent: None,
+            emitted_us: None,
+        }
+    }
+
     /// Stream fields of this frame (the account is implied by an outbox key, so it is
     /// written only to delivery streams).
     pub fn fields(&self, with_account: bool) -> Vec<(&'static str, String)> {
@@ -75,17 +94,7 @@ impl RoutedFrame {
         account: Option<&str>,
         seq: Option<u64>,
     ) -> Option<Self> {
-        let mut frame = Self {
-            account: account.map(str::to_owned).unwrap_or_default(),
-            seq,
-            frame_json: String::new(),
-            origin_device: None,
-            request_id: None,
-            target_device: None,
-            revoked_token: None,
-            trace_parent: None,
-            emitted_us: None,
-        };
+        let mut frame = Self::new(account.unwrap_or_default(), seq, String::new());
         for (name, value) in pairs {
             if value.is_empty() {
                 continue;
@@ -238,15 +247,8 @@ pub async fn announce_revoked_token<C: redis::aio::ConnectionLike + Send>(
     nodes: &[String],
 ) -> redis::RedisResult<()> {
     let notice = RoutedFrame {
-        account: account.to_owned(),
-        seq: None,
-        frame_json: "{}".to_owned(),
-        origin_device: None,
-        request_id: None,
-        target_device: None,
         revoked_token: Some(token_hash.to_owned()),
-        trace_parent: None,
-        emitted_us: None,
+        ..RoutedFrame::new(account, None, "{}")
     };
     publish_to_nodes(conn, &notice, nodes).await
 }
