@@ -1,6 +1,6 @@
 //! The metrics say what happened: each counter and gauge an operator alerts on is compared
 //! with what the devices, the workers and the upstream actually did (connections, frames
-//! by type, outbox appends, replays, partition takeovers, failed turns).
+//! by type, outbox appends, replays, partition takeovers, failed turns, Redis outages).
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -9,15 +9,15 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use iris_tests::cluster::{series_value, Cluster};
-use iris_tests::cluster_spec::{worker_node_id, ClusterSpec};
+use iris_tests::cluster_spec::{worker_node_id, ClusterSpec, RedisKind};
 use iris_tests::fake_llm::FakeLlm;
-use iris_tests::frames::{payload_u64, type_of};
+use iris_tests::frames::{payload_str, payload_u64, type_of};
 
 /// How long a series may take to reach its value on a loaded machine.
 const SETTLE: Duration = Duration::from_secs(20);
 
-/// Waits until `read` yields `want`; fails with the last value seen.
-async fn settles_at<F, Fut>(what: &str, want: i64, read: F)
+/// Waits until `read` yields a value `accepts` takes; fails with the last value seen.
+async fn waits_for<F, Fut>(what: &str, expected: &str, read: F, accepts: impl Fn(i64) -> bool)
 where
     F: Fn() -> Fut,
     Fut: Future<Output = i64>,
@@ -25,15 +25,34 @@ where
     let deadline = Instant::now() + SETTLE;
     loop {
         let value = read().await;
-        if value == want {
+        if accepts(value) {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "{what}: {value}, expected {want}"
+            "{what}: {value}, expected {expected}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Waits until `read` yields `want`.
+async fn settles_at<F, Fut>(what: &str, want: i64, read: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = i64>,
+{
+    waits_for(what, &want.to_string(), read, |value| value == want).await;
+}
+
+/// Waits until `read` yields more than `floor`.
+async fn grows_past<F, Fut>(what: &str, floor: i64, read: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = i64>,
+{
+    let expected = format!("more than {floor}");
+    waits_for(what, &expected, read, |value| value > floor).await;
 }
 
 /// The seqs among `frames`.
@@ -223,4 +242,44 @@ async fn an_upstream_that_went_away_counts_each_failed_turn() {
         series_value(&page, "iris_worker_turn_duration_seconds_count"),
         2
     );
+}
+
+/// Proves that a Redis outage shows on the gateway as it happened: the `degraded` gauge is 1
+/// while Redis is gone and 0 once it is back, `degraded_total` counts the one outage, and
+/// `redis_errors_total` counts the failed reads; the worker counts failed commands too.
+#[tokio::test]
+async fn a_redis_outage_shows_as_one_degraded_spell_and_redis_errors() {
+    let spec = ClusterSpec::default().redis(RedisKind::Durable);
+    let mut cluster = Cluster::start("metrics-redis-outage", spec).await;
+    let token = cluster.create_token("gwen");
+    let mut phone = cluster.connect(0, "phone").await;
+    phone.pair(&token, "phone-1").await;
+    assert_eq!(cluster.gateway_metric(0, "degraded").await, 0);
+    assert_eq!(cluster.gateway_metric(0, "degraded_total").await, 0);
+    let gateway_errors = cluster.gateway_metric(0, "redis_errors_total").await;
+
+    cluster.kill_redis();
+    let status = phone.recv_until("status").await.pop().unwrap();
+    assert_eq!(payload_str(&status, "state"), Some("degraded"), "{status}");
+    settles_at("degraded while Redis is gone", 1, || {
+        cluster.gateway_metric(0, "degraded")
+    })
+    .await;
+    grows_past("gateway Redis errors", gateway_errors, || {
+        cluster.gateway_metric(0, "redis_errors_total")
+    })
+    .await;
+
+    cluster.restart_redis();
+    let status = phone.recv_until("status").await.pop().unwrap();
+    assert_eq!(payload_str(&status, "state"), Some("online"), "{status}");
+    settles_at("degraded once Redis is back", 0, || {
+        cluster.gateway_metric(0, "degraded")
+    })
+    .await;
+    assert_eq!(cluster.gateway_metric(0, "degraded_total").await, 1);
+    grows_past("worker Redis errors", 0, || {
+        cluster.worker_metric(0, "redis_errors_total")
+    })
+    .await;
 }
