@@ -2,7 +2,7 @@
 // owns it, and keeps the connection state, read receipts and the selected chat on screen.
 
 import { $ } from './dom.js';
-import { chatOf, emit, forgetPairing, loadPairing, net, on, state } from './store.js';
+import { chatOf, clearBusy, emit, forgetPairing, loadPairing, net, on, setBusy, state } from './store.js';
 import { Connection } from './connection.js';
 import { hidePairing, setupPairing, showError, showPairing } from './pairing.js';
 import { defaultChat, removeChat, render as renderChats, renameChat, setChats, setupSidebar, upsertChat } from './chats.js';
@@ -65,10 +65,10 @@ function dispatch(frame, answered) {
       if (streaming(chat)) return addMedia(streaming(chat), payload);
       return append(chat, mediaNode(payload));
     case 'agent.busy':
-      state.busy.set(chat, payload.reason || 'processing');
+      setBusy(chat, payload.reason || 'processing');
       return showBusy();
     case 'agent.idle':
-      state.busy.delete(chat);
+      setBusy(chat, null);
       onTurnEnd(chat);
       return showBusy();
     case 'channel.list':
@@ -133,7 +133,7 @@ function setupConnectionView() {
   on('synced', async ({ reset }) => {
     if (reset) {
       dropTimelines();
-      state.busy.clear();
+      clearBusy();
     }
     if (!state.chats.has(state.current)) state.current = defaultChat();
     renderChats();
@@ -157,7 +157,7 @@ function setupChrome() {
     net.conn = null;
     forgetPairing();
     state.chats.clear();
-    state.busy.clear();
+    clearBusy();
     state.unread.clear();
     dropTimelines();
     $('#messages').replaceChildren();

@@ -3,6 +3,7 @@
 
 const PAIRING_KEY = 'iris.pairing';
 const CURSOR_KEY = 'iris.cursor';
+const BUSY_KEY = 'iris.busy';
 export const DEFAULT_CHAT = 'android:default';
 
 /** The connection in use (set by app.js once paired). */
@@ -17,8 +18,8 @@ export const state = {
   chats: new Map(),
   /** The chat (channel or thread) on screen. */
   current: DEFAULT_CHAT,
-  /** chat id → busy reason, while a turn runs there. */
-  busy: new Map(),
+  /** chat id → busy reason, while a turn runs there (kept with the cursor, see setBusy). */
+  busy: loadBusy(),
   /** chat id → unread answers. */
   unread: new Map(),
   caps: {},
@@ -44,6 +45,37 @@ export function forgetPairing() {
   cursorWrite.pending = null;
   localStorage.removeItem(PAIRING_KEY);
   localStorage.removeItem(CURSOR_KEY);
+  localStorage.removeItem(BUSY_KEY);
+}
+
+/** The chats' busy state as this profile last handled it. `agent.busy` and `agent.idle` are
+ * outboxed, but a page reloaded (or a second tab opened) during a turn syncs from a cursor
+ * past the turn's `agent.busy`: without this it would show the chat idle until the next turn.
+ * A turn that ended meanwhile sends its `agent.idle` in the replay, which clears it. */
+function loadBusy() {
+  try {
+    return new Map(Object.entries(JSON.parse(localStorage.getItem(BUSY_KEY)) || {}));
+  } catch {
+    return new Map();
+  }
+}
+
+function saveBusy() {
+  if (state.busy.size === 0) localStorage.removeItem(BUSY_KEY);
+  else localStorage.setItem(BUSY_KEY, JSON.stringify(Object.fromEntries(state.busy)));
+}
+
+/** Marks `chat` busy for `reason`, or idle when `reason` is null. */
+export function setBusy(chat, reason) {
+  if (reason === null) state.busy.delete(chat);
+  else state.busy.set(chat, reason);
+  saveBusy();
+}
+
+/** Marks every chat idle (a reset outbox, a forgotten device). */
+export function clearBusy() {
+  state.busy.clear();
+  saveBusy();
 }
 
 /** The highest outbox seq handled, or null before the first pairing. */

@@ -96,8 +96,9 @@ async fn an_answer_with_reasoning_shows_it_collapsible_above_the_text_on_both_br
 /// Proves the rest of a day's use on the echo agent: a chat with 130 earlier messages opens
 /// on its newest page and scrolls back through every one, once each and in order; `/ti`
 /// autocompletes to `/title`, which renames the chat on both pages; a notification from the
-/// server API shows as a toast on both; Stop ends a long streamed answer at once, cut
-/// short; and each page shows the other device's read receipt on the newest answer.
+/// server API shows as a toast on both; a page reloaded during a long streamed answer still
+/// shows the chat busy, and Stop ends the answer at once, cut short; and each page shows the
+/// other device's read receipt on the newest answer.
 #[tokio::test]
 async fn history_scrolls_back_slash_commands_complete_stop_cuts_an_answer_and_toasts_show() {
     let spec = ClusterSpec::default().worker_env("IRIS_ECHO_DELAY_MS", "300");

@@ -1,9 +1,9 @@
 // The rest of a day's use, on the echo agent: a chat with 130 earlier messages (published
 // through the server API) loads its newest page and scrolls back through all of them, each
 // once and in order; slash commands autocomplete (`/ti` → `/title`) and rename the chat on
-// both devices; a notification published by the server shows as a toast on both; a long
-// answer is stopped with the Stop button and ends at once, cut short; read receipts of
-// the other device show on each.
+// both devices; a notification published by the server shows as a toast on both; a page
+// reloaded during a long answer still shows the chat busy, and the answer is stopped with the
+// Stop button and ends at once, cut short; read receipts of the other device show on each.
 
 import assert from 'node:assert/strict';
 import { gateways, run } from '../lib/harness.mjs';
@@ -14,6 +14,7 @@ import {
   messages,
   openAndPair,
   send,
+  waitForState,
   waitIdle,
 } from '../lib/web_client.mjs';
 
@@ -108,13 +109,19 @@ await run('history_commands_stop', async (scenario) => {
     await scenario.shot(desktop, '03-notification-desktop');
   });
 
-  await scenario.step('Stop ends a long answer at once, cut short', async () => {
+  await scenario.step('a page reloaded during a long answer shows it busy; Stop ends it at once, cut short', async () => {
     await send(desktop, LONG_PROMPT);
     const streaming = messages(desktop).and(
       desktop.locator('[data-role="assistant"][data-state="streaming"]'),
     );
     await streaming.last().waitFor();
     await desktop.locator(byTestId('agent-busy')).waitFor();
+    // The reloaded page syncs from past the turn's agent.busy and still knows the turn runs.
+    await laptop.locator(byTestId('agent-busy')).waitFor();
+    await laptop.reload();
+    await waitForState(laptop, 'online');
+    await laptop.locator(byTestId('agent-busy')).waitFor({ timeout: 3_000 });
+    assert.equal(await laptop.locator(byTestId('stop')).isDisabled(), false, 'Stop is offered after the reload');
     const stop = desktop.locator(byTestId('stop'));
     const stoppedAt = Date.now();
     await stop.click();
