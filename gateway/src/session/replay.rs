@@ -216,13 +216,16 @@ impl Session {
                     &self.state.metrics.replayed_frames_total,
                     to_send.len() as u64,
                 );
+                // The next page is asked for first, so Redis reads it while this one is
+                // written; its answer is handled after this handler, so order holds.
+                if !reached_end {
+                    self.fetch_replay_page(ctx);
+                }
                 for frame in &to_send {
                     self.send_routed(ctx, frame);
                 }
                 if reached_end {
                     self.finish_replay(ctx);
-                } else {
-                    self.fetch_replay_page(ctx);
                 }
             }
             Err(broken) => {
