@@ -267,3 +267,33 @@ async fn messages_published_one_after_another_arrive_and_stay_in_order() {
         .collect();
     assert_eq!(listed, texts, "history lists the messages out of order");
 }
+
+/// Proves that a body the API cannot read gets the API's JSON error like any other refusal,
+/// not plain text: JSON that does not parse, a missing field and a wrong type are each a
+/// 400 `bad_request` whose message names the problem.
+#[tokio::test]
+async fn unreadable_bodies_get_the_apis_json_error() {
+    let cluster = Cluster::start("server-api-bodies", spec()).await;
+    let path = "/api/v1/accounts/uma/messages";
+    let bodies = [
+        ("{not json", "key must be a string"),
+        (r#"{"role": "cron"}"#, "missing field `text`"),
+        (r#"{"text": 42}"#, "invalid type"),
+    ];
+    for (body, problem) in bodies {
+        let response = http_probe::request(
+            cluster.gateway_addr(0),
+            "POST",
+            path,
+            Some(ADMIN_KEY),
+            Some(body),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("POST {path}: {err}"));
+        assert_eq!(response.status, 400, "{body}: {response:?}");
+        let answer = json_of(&response);
+        assert_eq!(answer["error"]["code"], "bad_request", "{body}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(problem), "{body}: {message}");
+    }
+}

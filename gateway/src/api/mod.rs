@@ -8,13 +8,23 @@ mod devices;
 mod publish;
 mod tokens;
 
-use actix_web::{web, HttpResponse};
+use actix_web::error::{InternalError, JsonPayloadError};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
+
+/// Largest JSON body a route reads.
+const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
 /// Registers the API routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/api/v1")
+            .app_data(
+                web::JsonConfig::default()
+                    .limit(MAX_BODY_BYTES)
+                    .error_handler(refused_body),
+            )
             .route(
                 "/accounts/{account}/messages",
                 web::post().to(publish::message),
@@ -28,6 +38,19 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route("/tokens/{token}", web::delete().to(tokens::revoke))
             .route("/accounts/{account}/devices", web::get().to(devices::list)),
     );
+}
+
+/// A body the JSON extractor refuses (not JSON, a missing or mistyped field, no JSON
+/// content type, too large) is answered like every other error, not in actix's plain text.
+fn refused_body(err: JsonPayloadError, _request: &HttpRequest) -> actix_web::Error {
+    let message = format!("request body: {err}");
+    let response = match &err {
+        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
+            error(StatusCode::PAYLOAD_TOO_LARGE, "too_large", message)
+        }
+        _ => error(StatusCode::BAD_REQUEST, "bad_request", message),
+    };
+    InternalError::from_response(err, response).into()
 }
 
 /// A JSON error answer: `{"error": {"code": ..., "message": ...}}`.
