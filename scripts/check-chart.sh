@@ -2,7 +2,7 @@
 # Checks the Helm chart helm/iris-cluster offline: helm lint --strict, rendering of every value
 # set in helm/iris-cluster/ci/, yamllint of every rendered file, Kubernetes schema validation
 # (strict, pinned version) and the chart's own rules; bad value sets in helm/checks/bad-values/
-# must be refused. The logic is helm/checks/check_chart.py.
+# must be refused. The logic is helm/checks/check_chart.py (structural rules in structure.py).
 #
 # Helm itself comes as a library (helm-python-sdk: Helm's Go SDK behind a C ABI, no helm binary),
 # installed with kubernetes-validate and yamllint into a virtual environment (about 360 MB, under
