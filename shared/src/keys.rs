@@ -35,6 +35,7 @@
 //! | `iris:{a:A}:push` | hash | device id → push target JSON (`fcm_token`, `ntfy_topic`) |
 //! | `iris:{a:A}:online` | zset | device id → expiry (ms) of its live session (no push while live) |
 //! | `iris:{a:A}:pushed:<device>:<seq>` | string | marker: outbox seq already pushed to the device (expires after a day) |
+//! | `iris:{a:A}:push_window:<device>` | string | worker that pushed the device last, expiring with its rate-limit window |
 //! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
@@ -181,6 +182,10 @@ impl AccountKeys {
     /// Marker that outbox `seq` was pushed to `device_id` (de-duplicates push jobs).
     pub fn pushed(&self, device_id: &str, seq: u64) -> String {
         format!("{}:pushed:{device_id}:{seq}", self.tag)
+    }
+    /// The rate-limit window of pushes to `device_id`, held by the worker that pushed last.
+    pub fn push_window(&self, device_id: &str) -> String {
+        format!("{}:push_window:{device_id}", self.tag)
     }
 }
 

@@ -11,6 +11,8 @@
 //! - [`job`]: the push jobs stream `iris:push:jobs`, appended by workers after outboxing a
 //!   frame worth a notification and read by the dispatchers with group [`PUSH_GROUP`].
 //! - [`sent`]: the per-(device, seq) marker that makes a job handled twice push once.
+//! - [`window`]: the per-device rate-limit window, held by the worker that pushed last, so
+//!   the limit holds across workers.
 //!
 //! Note: [`PushKind`] is what a *job* is about (message, picker, notification); what the
 //! server pushes *with* (`hello.ack.server_caps.push`) is
@@ -20,6 +22,7 @@ pub mod job;
 pub mod online;
 pub mod sent;
 pub mod target;
+pub mod window;
 
 pub use job::{enqueue, enqueue_command, PushJob, PushKind, PUSH_GROUP, PUSH_JOBS_MAX_LEN};
 pub use online::{
@@ -27,3 +30,4 @@ pub use online::{
 };
 pub use sent::{claim_send, PUSHED_TTL_SECS};
 pub use target::{remove_target, set_target, targets, PushTarget};
+pub use window::claim_window;

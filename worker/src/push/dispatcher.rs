@@ -89,10 +89,16 @@ impl Dispatcher {
     ) -> anyhow::Result<Self> {
         let redis = redis_conn::pool(&endpoint)?;
         let channels = Channels::new(settings)?;
+        let fanout = Fanout::new(
+            redis.clone(),
+            channels,
+            settings.min_interval,
+            node_id.clone(),
+        );
         Ok(Self {
             endpoint,
             node_id,
-            fanout: Arc::new(Fanout::new(redis.clone(), channels, settings.min_interval)),
+            fanout: Arc::new(fanout),
             redis,
             timing: Timing::default(),
             in_flight: Arc::default(),

@@ -3,9 +3,12 @@
 //! The devices pushed are those with a target some configured service reaches, minus those
 //! online right now (they get the frame over their WebSocket). Each push is claimed first
 //! (`iris_shared::push::claim_send`), so a job handled twice pushes a device once, then
-//! passes the device's rate limit and is delivered. Pushes to different devices run at once.
+//! passes the device's rate limit (this worker's throttle, then the device's window in
+//! Redis, which spaces pushes from different workers) and is delivered. Pushes to
+//! different devices run at once.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::join_all;
 use iris_shared::clock::now_ms;
@@ -41,15 +44,47 @@ pub struct Fanout {
     redis: Pool,
     channels: Channels,
     throttle: Throttle<(String, String), DevicePush>,
+    min_interval: Duration,
+    /// This worker, as the holder of the push windows it takes.
+    node_id: String,
 }
 
 impl Fanout {
-    /// Pushes through `channels`, at most one push per device per `min_interval`.
-    pub fn new(redis: Pool, channels: Channels, min_interval: std::time::Duration) -> Self {
+    /// Pushes through `channels` as worker `node_id`, at most one push per device per
+    /// `min_interval` across all workers.
+    pub fn new(redis: Pool, channels: Channels, min_interval: Duration, node_id: String) -> Self {
         Self {
             redis,
             channels,
             throttle: Throttle::new(min_interval),
+            min_interval,
+            node_id,
+        }
+    }
+
+    /// Waits until this worker holds `device`'s push window, i.e. no worker pushed it in the
+    /// last interval. A Redis error lets the push go: a wake-up sent early beats one lost.
+    async fn hold_window(&self, account: &str, device: &str) {
+        if self.min_interval.is_zero() {
+            return;
+        }
+        loop {
+            let claimed = match self.redis.get().await {
+                Ok(mut conn) => {
+                    push::claim_window(&mut conn, account, device, &self.node_id, self.min_interval)
+                        .await
+                        .map_err(|err| err.to_string())
+                }
+                Err(err) => Err(err.to_string()),
+            };
+            match claimed {
+                Ok(None) => return,
+                Ok(Some(left)) => tokio::time::sleep(left.max(Duration::from_millis(1))).await,
+                Err(err) => {
+                    tracing::warn!(%err, %account, %device, "push window unknown; pushing anyway");
+                    return;
+                }
+            }
         }
     }
 
@@ -88,6 +123,7 @@ impl Fanout {
                 target,
             };
             self.throttle.run(key, item, |latest| async move {
+                self.hold_window(&latest.job.account, &latest.device).await;
                 let delivered = self
                     .channels
                     .deliver(&latest.device, &latest.job, &latest.target)

@@ -11,8 +11,9 @@
 //! - Every caller returns only when the push that carried its content finished or was given
 //!   up, so a job is acknowledged after its notification really went out.
 //!
-//! The limit is per worker node (dispatchers share no state); with several workers a device
-//! may get one push per window from each. Windows of devices no longer pushed are forgotten.
+//! This throttle is one worker's: it merges the pushes that worker handles. Across workers the
+//! device's window in Redis (`iris_shared::push::window`, taken just before each send) keeps
+//! the pushes one interval apart. Windows of devices no longer pushed are forgotten.
 
 use std::collections::HashMap;
 use std::future::Future;

@@ -1,7 +1,7 @@
 //! Who is pushed and how often, through the ntfy stand-in: online devices are skipped, each
 //! offline device with a target gets one push per job, a job handled twice (or taken over
 //! from a dead dispatcher) pushes once, failures are retried or not, and the rate limit
-//! merges pushes.
+//! merges pushes and holds across workers.
 
 use std::time::Duration;
 
@@ -11,6 +11,8 @@ use tokio::time::Instant;
 
 use super::recorder::Recorder;
 use super::*;
+use crate::push::channels::Channels;
+use crate::push::fanout::Fanout;
 
 #[tokio::test]
 async fn an_online_device_is_not_pushed() {
@@ -277,4 +279,36 @@ async fn pushes_inside_the_rate_limit_window_are_merged() {
     let bodies: Vec<String> = ntfy.all().into_iter().map(|r| r.body).collect();
     assert_eq!(bodies, vec!["one", "three"], "the latest content wins");
     assert_eq!(pushes[1].header("X-Iris-Seq"), Some("12"));
+}
+
+#[tokio::test]
+async fn two_workers_pushing_one_device_keep_its_rate_limit_between_them() {
+    let ntfy = Recorder::accepting();
+    let mut harness = Harness::new().await;
+    let window = Duration::from_millis(600);
+    let settings = PushSettings {
+        min_interval: window,
+        ..ntfy_settings(ntfy.url())
+    };
+    harness
+        .set_target("phone", ntfy_target("alice-phone"))
+        .await;
+    let worker = |node: &str| {
+        let channels = Channels::new(&settings).expect("channels");
+        Fanout::new(harness.pool(), channels, window, node.to_owned())
+    };
+    let (a, b) = (worker("wk-a"), worker("wk-b"));
+
+    let (from_a, from_b) = tokio::join!(
+        a.handle(job(20, "Hermes", "from a")),
+        b.handle(job(21, "Hermes", "from b"))
+    );
+    assert_eq!(from_a.expect("worker a").pushed, 1);
+    assert_eq!(from_b.expect("worker b").pushed, 1);
+    let pushes = ntfy.wait_for("/alice-phone", 2).await;
+    let gap = pushes[1].at.duration_since(pushes[0].at);
+    assert!(
+        gap >= window.mul_f32(0.9),
+        "two workers pushed one device {gap:?} apart; the window is {window:?}"
+    );
 }

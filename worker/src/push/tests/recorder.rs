@@ -20,6 +20,8 @@ pub(super) struct Recorded {
     /// Header values by lower-case name.
     pub(super) headers: HashMap<String, String>,
     pub(super) body: String,
+    /// When the request arrived.
+    pub(super) at: Instant,
 }
 
 impl Recorded {
@@ -67,6 +69,7 @@ async fn record(request: HttpRequest, body: web::Bytes, shared: web::Data<Shared
             })
             .collect(),
         body: String::from_utf8_lossy(&body).into_owned(),
+        at: Instant::now(),
     };
     let earlier = {
         let mut received = shared.received.lock().unwrap();
