@@ -110,7 +110,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         None | Some(Command::Serve) => {
             let node_id: Arc<str> = cli.cluster.node_id_or_random("gw").into();
-            let telemetry = telemetry::init("iris-gateway", &node_id);
+            let telemetry = telemetry::init("iris-gateway", &node_id, cli.cluster.log_format);
             let served = serve(cli.cluster, cli.gateway, node_id);
             telemetry.shutdown();
             served

@@ -3,6 +3,8 @@
 
 use clap::Args;
 
+use crate::telemetry::LogFormat;
+
 /// Settings common to `iris-gateway` and `iris-worker`.
 #[derive(Debug, Clone, Args)]
 pub struct ClusterArgs {
@@ -22,6 +24,11 @@ pub struct ClusterArgs {
     /// Stable name of this node (defaults to a random one per process).
     #[arg(long, global = true, env = "IRIS_NODE_ID")]
     pub node_id: Option<String>,
+
+    /// How log lines are written to stderr: `text` (human-readable) or `json` (one object per
+    /// line, with `trace_id` inside traced spans).
+    #[arg(long, global = true, env = "IRIS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
 }
 
 impl ClusterArgs {

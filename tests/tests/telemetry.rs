@@ -262,6 +262,63 @@ async fn a_server_api_publish_joins_the_callers_trace_through_worker_and_deliver
     }
 }
 
+/// Proves that with `IRIS_LOG_FORMAT=json` every line a worker logs is one JSON object,
+/// and that the line for a turn carries the trace id and a span id of the message's trace
+/// as fields of its own.
+#[tokio::test]
+async fn json_log_lines_carry_the_trace_of_the_message_they_are_about() {
+    let receiver = OtlpReceiver::start().await;
+    let spec = traced_cluster(&receiver).worker_env("IRIS_LOG_FORMAT", "json");
+    let cluster = Cluster::start("telemetry-json-logs", spec).await;
+    let token = cluster.create_token("gus");
+    let mut phone = cluster.connect(0, "phone").await;
+    phone.pair(&token, "phone-1").await;
+    phone.send_message("log me as json").await;
+    phone.collect_turn().await;
+
+    let root = receiver
+        .wait_for("the gateway span of message.send", ARRIVAL, |received| {
+            received
+                .spans
+                .iter()
+                .find(|s| {
+                    s.name == "iris.request"
+                        && s.attributes.get("request").map(String::as_str) == Some("message.send")
+                })
+                .cloned()
+        })
+        .await;
+    let spans = receiver
+        .wait_for("the worker's spans of the turn", ARRIVAL, |r| {
+            let spans = trace(&r.spans, &root.trace_id);
+            spans
+                .iter()
+                .any(|s| s.name == "iris.turn")
+                .then(|| spans.into_iter().cloned().collect::<Vec<_>>())
+        })
+        .await;
+    let log = cluster.worker_log(0);
+    let lines: Vec<Value> = log
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|_| panic!("not a JSON log line: {line}"))
+        })
+        .collect();
+    let turn = lines
+        .iter()
+        .find(|line| line["fields"]["message"] == "turn finished")
+        .unwrap_or_else(|| panic!("no turn line in the worker's log:\n{log}"));
+    assert_eq!(turn["level"], "INFO", "{turn}");
+    assert_eq!(turn["fields"]["outcome"], "ok", "{turn}");
+    assert_eq!(turn["trace_id"], root.trace_id.as_str(), "{turn}");
+    let span_id = turn["span_id"].as_str().unwrap_or_default();
+    assert!(
+        spans.iter().any(|s| s.span_id == span_id),
+        "the line's span is one of the trace's: {turn}"
+    );
+}
+
 /// Counts frames by type.
 fn by_type(frames: &[Value]) -> BTreeMap<String, i64> {
     let mut counts = BTreeMap::new();

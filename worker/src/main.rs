@@ -156,7 +156,7 @@ async fn drain(
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let node_id = cli.cluster.node_id_or_random("wk");
-    let telemetry = telemetry::init("iris-worker", &node_id);
+    let telemetry = telemetry::init("iris-worker", &node_id, cli.cluster.log_format);
     let ran = run(cli, node_id);
     telemetry.shutdown();
     ran

@@ -102,6 +102,7 @@ or a Secret. The in-chart Redis is then not installed, whatever redis.internal.e
 {{- define "iris.commonConfig" -}}
 IRIS_PARTITIONS: {{ .Values.cluster.partitions | quote }}
 RUST_LOG: {{ .Values.cluster.logLevel | quote }}
+IRIS_LOG_FORMAT: {{ .Values.cluster.logFormat | quote }}
 {{- with (include "iris.mediaStore" .) }}
 IRIS_MEDIA_STORE: {{ . | quote }}
 {{- end }}

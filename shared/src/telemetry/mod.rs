@@ -1,7 +1,8 @@
 //! Logs, traces and metrics of both binaries.
 //!
-//! Logs always go to stderr as human-readable lines filtered by `RUST_LOG` (default
-//! `info`); a line written inside a traced span ends with its `trace_id`. With an OTLP
+//! Logs always go to stderr filtered by `RUST_LOG` (default `info`), as human-readable
+//! lines or as JSON objects ([`LogFormat`], `IRIS_LOG_FORMAT`); a line written inside a
+//! traced span names its `trace_id`. With an OTLP
 //! endpoint configured by the standard `OTEL_*` variables ([`settings`]), spans, metrics
 //! and the same log records are exported too; without one nothing is exported and no span
 //! is even created ([`enabled`]). Trace context crosses processes inside Redis stream
@@ -25,6 +26,17 @@ use crate::telemetry::settings::OtelSettings;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
+/// How log lines are written (`IRIS_LOG_FORMAT`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line (`timestamp`, `level`, `fields.message`, `target`, `span`,
+    /// `spans`, and `trace_id`/`span_id` inside a traced span), for log pipelines.
+    Json,
+}
+
 /// Longest a shutdown waits for the exporters to flush.
 const FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
@@ -40,11 +52,11 @@ pub struct Telemetry {
     exporters: Option<Exporters>,
 }
 
-/// Installs logging and, when configured, OTLP export for `service` (the default
-/// `service.name`; `OTEL_SERVICE_NAME` wins) on node `node_id`. Call once, before the
-/// binary's runtime starts. A bad OTLP setting is reported and export stays off: the node
-/// runs without telemetry rather than not at all.
-pub fn init(service: &'static str, node_id: &str) -> Telemetry {
+/// Installs logging in `format` and, when configured, OTLP export for `service` (the
+/// default `service.name`; `OTEL_SERVICE_NAME` wins) on node `node_id`. Call once, before
+/// the binary's runtime starts. A bad OTLP setting is reported and export stays off: the
+/// node runs without telemetry rather than not at all.
+pub fn init(service: &'static str, node_id: &str, format: LogFormat) -> Telemetry {
     let settings = OtelSettings::from_env();
     let (exporters, problem) = match settings
         .as_ref()
@@ -54,17 +66,28 @@ pub fn init(service: &'static str, node_id: &str) -> Telemetry {
         Some(Err(err)) => (None, Some(err)),
         None => (None, None),
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let lines = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .event_format(log_format::WithTraceId::default());
+    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let text = (format == LogFormat::Text).then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .event_format(log_format::WithTraceId::default())
+            .with_filter(filter())
+    });
+    let json = (format == LogFormat::Json).then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+            .event_format(log_format::JsonWithTraceId::default())
+            .with_filter(filter())
+    });
     let (spans, logs) = match &exporters {
         Some(exporters) => (exporters.span_layer(), exporters.log_layer()),
         None => (None, None),
     };
     ENABLED.store(spans.is_some(), Ordering::Relaxed);
     let _ = tracing_subscriber::registry()
-        .with(lines.with_filter(filter))
+        .with(text)
+        .with(json)
         .with(spans)
         .with(logs)
         .try_init();
