@@ -258,6 +258,17 @@ affinity:
 {{- end }}
 {{- end -}}
 
+{{/* Milliseconds of a Prometheus duration such as 1m30s (the schema admits only that form). */}}
+{{- define "iris.durationMs" -}}
+{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 -}}
+{{- $total := 0 -}}
+{{- range regexFindAll "[0-9]+(ms|s|m|h)" . -1 -}}
+{{- $count := regexFind "^[0-9]+" . -}}
+{{- $total = add $total (mul (int64 $count) (get $units (trimPrefix $count .))) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
 {{/* Refuses value combinations that would install a broken cluster. */}}
 {{- define "iris.validate" -}}
 {{- $fullname := include "iris.fullname" . -}}
@@ -269,6 +280,11 @@ affinity:
 {{- end -}}
 {{- if and (include "iris.redisExternal" .) (not (or .Values.redis.external.url .Values.redis.external.existingSecret)) -}}
 {{- fail "redis.external: set url or existingSecret" -}}
+{{- end -}}
+{{- with .Values.metrics.serviceMonitor -}}
+{{- if and .enabled .scrapeTimeout (gt (include "iris.durationMs" .scrapeTimeout | int64) (include "iris.durationMs" .interval | int64)) -}}
+{{- fail (printf "metrics.serviceMonitor.scrapeTimeout (%s) must not exceed interval (%s): Prometheus refuses such a scrape config" .scrapeTimeout .interval) -}}
+{{- end -}}
 {{- end -}}
 {{- $gateway := .Values.gateway -}}
 {{- if le (int $gateway.terminationGracePeriodSeconds) (add $gateway.preStopSleepSeconds $gateway.drainSeconds | int) -}}
