@@ -64,7 +64,8 @@ pub struct InboundRequest {
     pub gateway: String,
     /// When the gateway received it (ms since the epoch).
     pub received_ms: u64,
-    /// W3C `traceparent` of the gateway's span for the request, when traced.
+    /// W3C `traceparent` the entry carries, when traced: the gateway's `iris.enqueue` span,
+    /// which [`Self::enqueue`] makes and writes itself (a request to enqueue leaves it `None`).
     pub trace_parent: Option<String>,
 }
 
@@ -86,11 +87,7 @@ impl InboundRequest {
             messaging.operation.type = "send",
             messaging.destination.name = %stream,
         );
-        let trace_parent = match &self.trace_parent {
-            Some(_) => crate::telemetry::propagation::traceparent_of(&span)
-                .or_else(|| self.trace_parent.clone()),
-            None => None,
-        };
+        let trace_parent = crate::telemetry::propagation::traceparent_of(&span);
         let mut xadd = redis::cmd("XADD");
         xadd.arg(&stream)
             .arg("MAXLEN")

@@ -35,6 +35,22 @@ fn trace<'a>(spans: &'a [ReceivedSpan], trace_id: &str) -> Vec<&'a ReceivedSpan>
     spans.iter().filter(|s| s.trace_id == trace_id).collect()
 }
 
+/// The gateway's request span of the (first) `message.send` the receiver got.
+async fn message_send_span(receiver: &OtlpReceiver) -> ReceivedSpan {
+    receiver
+        .wait_for("the gateway span of message.send", ARRIVAL, |received| {
+            received
+                .spans
+                .iter()
+                .find(|s| {
+                    s.name == "iris.request"
+                        && s.attributes.get("request").map(String::as_str) == Some("message.send")
+                })
+                .cloned()
+        })
+        .await
+}
+
 /// Proves that one `message.send` makes ONE trace: the gateway's request span is its root,
 /// and the worker's handling and turn, the upstream agent call, every frame the worker
 /// wrote and the delivery on BOTH gateways are spans of that trace, each with its parent
@@ -54,18 +70,7 @@ async fn one_message_is_one_trace_from_gateway_through_worker_and_agent_to_both_
     tablet.collect_turn().await;
 
     let (gw1, gw2, worker) = (gateway_node_id(0), gateway_node_id(1), worker_node_id(0));
-    let root = receiver
-        .wait_for("the gateway span of message.send", ARRIVAL, |received| {
-            received
-                .spans
-                .iter()
-                .find(|s| {
-                    s.name == "iris.request"
-                        && s.attributes.get("request").map(String::as_str) == Some("message.send")
-                })
-                .cloned()
-        })
-        .await;
+    let root = message_send_span(&receiver).await;
     assert_eq!(root.service, "iris-gateway");
     assert_eq!(root.node, gw1);
     assert!(
@@ -276,18 +281,7 @@ async fn json_log_lines_carry_the_trace_of_the_message_they_are_about() {
     phone.send_message("log me as json").await;
     phone.collect_turn().await;
 
-    let root = receiver
-        .wait_for("the gateway span of message.send", ARRIVAL, |received| {
-            received
-                .spans
-                .iter()
-                .find(|s| {
-                    s.name == "iris.request"
-                        && s.attributes.get("request").map(String::as_str) == Some("message.send")
-                })
-                .cloned()
-        })
-        .await;
+    let root = message_send_span(&receiver).await;
     let spans = receiver
         .wait_for("the worker's spans of the turn", ARRIVAL, |r| {
             let spans = trace(&r.spans, &root.trace_id);

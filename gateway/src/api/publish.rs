@@ -155,7 +155,7 @@ async fn forward(
         frame_json: serde_json::to_string(&server_request).unwrap_or_default(),
         gateway: state.node_id.to_string(),
         received_ms: now_ms(),
-        trace_parent: iris_shared::telemetry::propagation::current_traceparent(),
+        trace_parent: None,
     };
     match inbound.enqueue(&mut conn, state.partitions).await {
         Ok(_) => HttpResponse::Accepted().json(json!({ "accepted": true, "chat_id": chat_id })),

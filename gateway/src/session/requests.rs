@@ -294,7 +294,7 @@ impl Session {
             frame_json: String::new(),
             gateway: self.state.node_id.to_string(),
             received_ms: now_ms(),
-            trace_parent: iris_shared::telemetry::propagation::current_traceparent(),
+            trace_parent: None,
         };
         let mut frame = AppFrame {
             chat_id: Some(chat_id),
