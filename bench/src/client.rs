@@ -108,9 +108,12 @@ impl Connection {
         }
     }
 
-    /// `hello`; returns the ack's `sync_cursor` (the account's outbox head).
+    /// `hello` announcing the `sync` that follows; returns the ack's `sync_cursor` (the
+    /// account's outbox head).
     pub async fn hello(&mut self, token: &str, device_id: &str) -> Result<u64> {
-        let payload = json!({ "token": token, "device_id": device_id, "device_name": device_id });
+        let payload = json!({
+            "token": token, "device_id": device_id, "device_name": device_id, "resume": true,
+        });
         let id = self.request("hello", payload).await?;
         loop {
             let text = self.next_text(HANDSHAKE_TIMEOUT).await?;

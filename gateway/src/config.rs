@@ -49,13 +49,14 @@ pub struct GatewayArgs {
     )]
     pub client_timeout_ms: u64,
 
-    /// How long after `hello.ack` outboxed frames wait for the device's `sync` before they
-    /// flow live anyway (ms).
+    /// How long after `hello.ack` outboxed frames wait for the `sync` of a device that
+    /// said it resumes (`hello {resume: true}`) before they flow live anyway (ms). Other
+    /// devices get them live at once.
     #[arg(
         long,
         global = true,
         env = "IRIS_SYNC_GRACE_MS",
-        default_value_t = 3_000
+        default_value_t = 1_000
     )]
     pub sync_grace_ms: u64,
 

@@ -110,6 +110,8 @@ export class Connection {
   hello() {
     const id = this.id();
     const payload = { token: this.token, device_id: this.deviceId, device_name: this.deviceName, caps: { min_protocol: 1, media: true } };
+    // A page with a cursor resumes: its replay comes before newer frames. A new page streams at once.
+    if (this.cursor !== null) payload.resume = true;
     this.pending.set(id, { expect: new Set(['hello.ack']), type: 'hello', resolve: () => {}, reject: () => {} });
     this.sendFrame({ v: 1, id, type: 'hello', payload });
     // Pipelined right behind hello, so the replay comes before any newer frame.

@@ -67,17 +67,32 @@ pub struct InboundRequest {
     /// W3C `traceparent` the entry carries, when traced: the gateway's `iris.enqueue` span,
     /// which [`Self::enqueue`] makes and writes itself (a request to enqueue leaves it `None`).
     pub trace_parent: Option<String>,
+    /// The gateway writes the user's message of this `message.send` itself, right after
+    /// the append (`user_message`): the worker looks for it only when the turn starts.
+    pub user_message_by_gateway: bool,
+}
+
+/// Where [`InboundRequest::enqueue`] put a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enqueued {
+    /// The chat's partition.
+    pub partition: Partition,
+    /// The entry id.
+    pub entry_id: String,
+    /// Whether a worker held the partition's lease at the time.
+    pub owned: bool,
 }
 
 impl InboundRequest {
-    /// Appends the request to its chat's partition; returns the entry id. When traced, the
-    /// append is a producer span of its own (a child of the request's), and the entry
-    /// carries that span, so the worker's spans show the hop through Redis.
+    /// Appends the request to its chat's partition and, in the same round trip, learns
+    /// whether a worker holds the partition. When traced, the append is a producer span of
+    /// its own (a child of the request's), and the entry carries that span, so the
+    /// worker's spans show the hop through Redis.
     pub async fn enqueue<C: ConnectionLike + Send>(
         &self,
         conn: &mut C,
         partitions: u32,
-    ) -> redis::RedisResult<String> {
+    ) -> redis::RedisResult<Enqueued> {
         let partition = partition_of(&self.account, &self.chat_id, partitions);
         let stream = keys::inbound(partition);
         let span = crate::traced_span!(
@@ -109,7 +124,19 @@ impl InboundRequest {
         if let Some(trace_parent) = &trace_parent {
             xadd.arg("tp").arg(trace_parent);
         }
-        xadd.query_async(conn).instrument(span).await
+        if self.user_message_by_gateway {
+            xadd.arg("um").arg(1);
+        }
+        let mut pipe = redis::pipe();
+        pipe.add_command(xadd)
+            .cmd("EXISTS")
+            .arg(keys::lease(partition));
+        let (entry_id, owned): (String, bool) = pipe.query_async(conn).instrument(span).await?;
+        Ok(Enqueued {
+            partition,
+            entry_id,
+            owned,
+        })
     }
 
     /// Reads a request back from an inbound stream entry.
@@ -123,6 +150,7 @@ impl InboundRequest {
             gateway: text("g").unwrap_or_default(),
             received_ms: text("ts").and_then(|ts| ts.parse().ok()).unwrap_or(0),
             trace_parent: text("tp"),
+            user_message_by_gateway: text("um").is_some(),
         })
     }
 }

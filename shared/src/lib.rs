@@ -10,6 +10,8 @@
 //! - [`inbound`]: entries of the per-partition inbound streams (gateway → worker).
 //! - [`outbox`]: the per-account outbox (the replay log behind `sync`) and its cursor rules.
 //! - [`delivery`]: entries of the per-gateway-node delivery streams (worker → gateway).
+//! - [`publish`]: writing one chat frame: outbox, then delivery, push job and search entry.
+//! - [`user_message`]: the user's own message of a `message.send`, written at once.
 //! - [`presence`]: which gateway nodes hold devices of an account.
 //! - [`push`]: push targets, online devices and the push jobs stream.
 //! - [`media`]: media bytes: binary frames, the object store (directory or S3), metadata.
@@ -43,9 +45,11 @@ pub mod outbox;
 pub mod partition;
 pub mod presence;
 pub mod protocol;
+pub mod publish;
 pub mod push;
 pub mod redis_conn;
 pub mod scripts;
 pub mod search;
 pub mod shutdown;
 pub mod telemetry;
+pub mod user_message;

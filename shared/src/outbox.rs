@@ -138,8 +138,9 @@ pub struct Append {
     pub frame: RoutedFrame,
     /// Chat the frame belongs to (for the fence and history).
     pub chat_id: String,
-    /// Writer's fencing token for the chat's partition.
-    pub fence: u64,
+    /// Writer's fencing token for the chat's partition; `None` writes without the fence
+    /// check (a frame its request alone determines, de-duplicated by its effect).
+    pub fence: Option<u64>,
     /// Set for effects of an inbound entry; `None` writes unconditionally.
     pub effect: Option<EffectId>,
     /// Whether the frame goes to the outbox (never-dropped) or is live only.
@@ -194,7 +195,12 @@ pub async fn append<C: ConnectionLike + Send>(
         .key(keys.presence())
         .key(keys.history(&request.chat_id))
         .key(keys.messages())
-        .arg(request.fence)
+        .arg(
+            request
+                .fence
+                .map(|fence| fence.to_string())
+                .unwrap_or_default(),
+        )
         .arg(effect_field)
         .arg(&frame.frame_json)
         .arg(frame.origin_device.as_deref().unwrap_or(""))

@@ -67,6 +67,16 @@ fn strict_payload_schema(direction: &str, type_name: &str) -> Value {
         // Documented extension of the contract: the device's cursor could not be served.
         schema["properties"]["reset"] = json!({ "type": "boolean" });
     }
+    if (direction, type_name) == (SERVER_TO_APP, "agent.busy") {
+        // Documented extensions: the message answered, the queue, no worker running.
+        schema["properties"]["message_id"] = json!({ "type": "string" });
+        schema["properties"]["queued"] = json!({ "type": "array", "items": { "type": "string" } });
+        schema["properties"]["unavailable"] = json!({ "type": "boolean" });
+    }
+    if (direction, type_name) == (APP_TO_SERVER, "hello") {
+        // Documented extension: the app resumes from a cursor (a `sync` follows).
+        schema["properties"]["resume"] = json!({ "type": "boolean" });
+    }
     if (direction, type_name) == (SERVER_TO_APP, "message.stop") {
         // Documented extension of the contract: the turn was cut off by a stopped worker.
         schema["properties"]["interrupted"] = json!({ "type": "boolean" });
@@ -323,6 +333,9 @@ fn example_server_bodies() -> Vec<ServerBody> {
         .into(),
         AgentBusy {
             reason: Some(BusyReason::WaitingInput),
+            message_id: text("u3-1-0"),
+            queued: Some(vec!["u3-2-0".to_owned()]),
+            unavailable: Some(true),
         }
         .into(),
         AgentIdle {}.into(),
@@ -489,7 +502,7 @@ fn sync_done_reset_is_serialized_only_when_set() {
 fn app_examples() -> Vec<(&'static str, AppBody)> {
     vec![
         (
-            r#"{"v":1,"id":1,"type":"hello","payload":{"token":"tok","device_id":"dev-1","device_name":"Pixel 9","caps":{"min_protocol":1,"media":true,"push":"fcm"},"fcm_token":"fcm-abc","ntfy_topic":"iris-dev-1"}}"#,
+            r#"{"v":1,"id":1,"type":"hello","payload":{"token":"tok","device_id":"dev-1","device_name":"Pixel 9","caps":{"min_protocol":1,"media":true,"push":"fcm"},"fcm_token":"fcm-abc","ntfy_topic":"iris-dev-1","resume":true}}"#,
             Hello {
                 token: text("tok"),
                 device_id: text("dev-1"),
@@ -501,6 +514,7 @@ fn app_examples() -> Vec<(&'static str, AppBody)> {
                 }),
                 fcm_token: text("fcm-abc"),
                 ntfy_topic: text("iris-dev-1"),
+                resume: Some(true),
             }
             .into(),
         ),

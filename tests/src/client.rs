@@ -383,6 +383,28 @@ impl Client {
         self.request("hello", None, payload).await
     }
 
+    /// Like [`Self::hello`], announcing the `sync` that follows (`resume: true`).
+    pub async fn hello_resuming(&mut self, token: &str, device_id: &str) -> Value {
+        let payload = json!({
+            "token": token, "device_id": device_id, "device_name": device_id, "resume": true,
+        });
+        let id = self.request("hello", None, payload).await;
+        let ack = self.recv().await;
+        assert_eq!(
+            id_of(&ack),
+            Some(id),
+            "[{}] hello answered with {ack:#}",
+            self.label
+        );
+        assert_eq!(
+            type_of(&ack),
+            "hello.ack",
+            "[{}] hello answered with {ack:#}",
+            self.label
+        );
+        ack
+    }
+
     /// Sends `sync {cursor}` and returns every frame up to and including its `sync.done`.
     pub async fn sync(&mut self, cursor: u64) -> Vec<Value> {
         let id = self
@@ -392,10 +414,10 @@ impl Client {
             .await
     }
 
-    /// Pairs like the app does: `hello`, then `sync` from the ack's cursor so live delivery
-    /// starts at once. Returns the `hello.ack`.
+    /// Pairs like a resuming app does: `hello {resume: true}`, then `sync` from the ack's
+    /// cursor. Returns the `hello.ack`.
     pub async fn pair(&mut self, token: &str, device_id: &str) -> Value {
-        let ack = self.hello(token, device_id).await;
+        let ack = self.hello_resuming(token, device_id).await;
         let cursor = payload_u64(&ack, "sync_cursor")
             .unwrap_or_else(|| panic!("[{}] hello.ack without sync_cursor: {ack}", self.label));
         let frames = self.sync(cursor).await;

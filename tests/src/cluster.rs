@@ -196,6 +196,15 @@ impl Cluster {
         self.workers[index] = self.spawn_worker(index);
     }
 
+    /// Starts one more worker and waits until the workers serve every partition.
+    pub async fn add_worker(&mut self) {
+        binary(WORKER);
+        let index = self.workers.len();
+        let process = self.spawn_worker(index);
+        self.workers.push(process);
+        self.wait_workers_ready().await;
+    }
+
     /// Waits until every worker is registered and every partition has a lease holder.
     pub async fn wait_workers_serving(&mut self) {
         self.wait_workers_ready().await;

@@ -44,7 +44,7 @@ async fn an_aof_always_redis_crash_loses_no_acknowledged_frame() {
 
     let mut again = cluster.connect(0, "phone-again").await;
     again.set_recv_timeout(RECOVERY_WITHIN);
-    again.hello(&token, "phone-1").await;
+    again.hello_resuming(&token, "phone-1").await;
     let replay = again.sync(paired_at).await;
     let done = replay.last().unwrap();
     assert_eq!(done["payload"].get("reset"), None, "no reset: {done}");

@@ -144,7 +144,7 @@ async fn a_device_offline_during_channel_changes_catches_up_by_sync() {
     phone.recv_until("channel.renamed").await;
 
     let mut tablet = cluster.connect(0, "tablet-again").await;
-    let ack = tablet.hello(&token, "tablet-1").await;
+    let ack = tablet.hello_resuming(&token, "tablet-1").await;
     let replay = tablet.sync(cursor).await;
     let types: Vec<&str> = replay
         .iter()

@@ -39,7 +39,7 @@ async fn a_draining_gateway_sends_restarting_and_devices_resume_on_another_gatew
     tokio::time::sleep(Duration::from_millis(100)).await;
 
     let mut phone = cluster.connect(1, "phone-again").await;
-    phone.hello(&token, "phone-1").await;
+    phone.hello_resuming(&token, "phone-1").await;
     let replay = phone.sync(cursor).await;
     let texts: Vec<&str> = replay
         .iter()

@@ -79,7 +79,7 @@ async fn a_flushed_redis_resets_live_devices_and_turns_go_on() {
 
     let new_token = cluster.create_token("lena");
     let mut tablet = cluster.connect(0, "tablet").await;
-    tablet.hello(&new_token, "tablet-1").await;
+    tablet.hello_resuming(&new_token, "tablet-1").await;
     let answer = tablet.sync(old_cursor).await;
     assert_eq!(answer.len(), 1, "a reset replays nothing: {answer:#?}");
     assert_eq!(type_of(&answer[0]), "sync.done", "{answer:#?}");

@@ -155,7 +155,7 @@ async fn a_sync_counts_exactly_the_frames_it_replayed() {
     let timed_before = cluster.gateway_metric(0, "sync_replay_seconds_count").await;
 
     let mut laptop = cluster.connect(0, "laptop").await;
-    laptop.hello(&token, "laptop-1").await;
+    laptop.hello_resuming(&token, "laptop-1").await;
     let frames = laptop.sync(start).await;
     let replayed = frames.len() as i64 - 1; // all but sync.done
     assert!(replayed >= 6, "three turns replayed: {frames:#?}");

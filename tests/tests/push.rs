@@ -111,7 +111,7 @@ async fn offline_devices_are_pushed_and_still_get_the_message_once_by_sync() {
     }
 
     let mut phone = cluster.connect(1, "phone-again").await;
-    phone.hello(&token, "phone-1").await;
+    phone.hello_resuming(&token, "phone-1").await;
     let replay = phone.sync(cursor).await;
     let messages: Vec<_> = of_type(&replay, "message")
         .into_iter()

@@ -67,7 +67,7 @@ async fn a_redis_outage_degrades_sessions_and_recovery_loses_nothing() {
     received.extend(turn);
 
     let mut tablet = cluster.connect(0, "tablet").await;
-    tablet.hello(&token, "tablet-1").await;
+    tablet.hello_resuming(&token, "tablet-1").await;
     let replay = tablet.sync(paired_at).await;
     let done = replay.last().unwrap();
     assert_eq!(

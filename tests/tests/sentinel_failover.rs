@@ -55,7 +55,7 @@ async fn after_a_sentinel_failover_every_node_follows_the_new_master() {
 
     let mut tablet = cluster.connect(0, "tablet").await;
     tablet.set_recv_timeout(FOLLOW_WITHIN);
-    tablet.hello(&token, "tablet-1").await;
+    tablet.hello_resuming(&token, "tablet-1").await;
     let replay = tablet.sync(paired_at).await;
     let done = replay.last().unwrap();
     assert_eq!(done["payload"].get("reset"), None, "no reset: {done}");

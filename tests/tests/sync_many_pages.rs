@@ -31,7 +31,7 @@ async fn a_sync_spanning_several_replay_pages_delivers_every_missed_frame_once_i
     assert_eq!(head - cursor, (MISSED_TURNS * 4) as u64);
 
     let mut tablet = cluster.connect(0, "tablet").await;
-    tablet.hello(&token, "tablet-1").await;
+    tablet.hello_resuming(&token, "tablet-1").await;
     let mut replay = tablet.sync(cursor).await;
     let done = replay.pop().expect("sync ends with sync.done");
     assert_eq!(type_of(&done), "sync.done", "{done}");

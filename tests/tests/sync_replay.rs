@@ -48,7 +48,7 @@ async fn a_device_that_missed_a_turn_syncs_on_the_other_gateway_and_gets_exactly
     );
 
     let mut tablet = cluster.connect(0, "tablet-reconnected").await;
-    tablet.hello(&token, "tablet-1").await;
+    tablet.hello_resuming(&token, "tablet-1").await;
     let mut replay = tablet.sync(tablet_cursor).await;
     let done = replay.pop().expect("sync returns at least sync.done");
     assert_eq!(

@@ -13,7 +13,6 @@
 //! - `turn`: one agent turn as protocol frames, written exactly once.
 //! - `turn_interrupted`: how far earlier attempts got; the ending of a cut-off turn.
 //! - `pickers`: open pickers any device can answer.
-//! - `push_jobs`: which written frames are pushed to offline devices.
 //! - `publisher`: outbox append plus live delivery of one frame.
 //! - `push`: push notifications to offline devices (the dispatcher of `iris:push:jobs`).
 //! - `agent`: the upstream agent interface and its implementations.
@@ -36,7 +35,6 @@ mod metrics;
 mod pickers;
 mod publisher;
 mod push;
-mod push_jobs;
 mod turn;
 mod turn_events;
 mod turn_interrupted;

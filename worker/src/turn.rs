@@ -20,6 +20,7 @@ use iris_shared::protocol::{
     AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MediaKind, MediaRef, MessagePayload,
     MessageStart, MessageStop, Role, ServerBody, ServerFrame,
 };
+use iris_shared::user_message::{self, UserMessage};
 
 use crate::agent::{Agent, AgentEvent, ImageInput, RunControl, TurnInput};
 use crate::conversation::{self, CONVERSATION_LIMIT};
@@ -53,13 +54,22 @@ pub struct TurnRequest {
 impl TurnRequest {
     /// Message id of the user's message (stable across re-runs).
     pub fn user_message_id(&self) -> String {
-        format!("u{}-{}", self.partition, self.entry_id)
+        user_message::user_message_id(self.partition, &self.entry_id)
     }
 
     /// Message id of the agent's answer (stable across re-runs).
     pub fn answer_message_id(&self) -> String {
-        format!("a{}-{}", self.partition, self.entry_id)
+        user_message::answer_message_id(self.partition, &self.entry_id)
     }
+}
+
+/// What the chat knows when a turn starts.
+#[derive(Debug, Clone, Default)]
+pub struct TurnStart {
+    /// The user's message is written already (by the gateway, or an earlier attempt).
+    pub user_message_written: bool,
+    /// User messages queued behind this one, in order (shown in `agent.busy`).
+    pub queued: Vec<String>,
 }
 
 /// A device's request answered by a frame the turn writes later.
@@ -161,6 +171,7 @@ pub async fn run_turn(
     scope: ChatScope,
     request: TurnRequest,
     control: TurnControl,
+    start: TurnStart,
 ) -> Result<(), PublishError> {
     let started = std::time::Instant::now();
     let _running = RunningTurnGauge::start();
@@ -170,26 +181,22 @@ pub async fn run_turn(
         request.partition,
         request.entry_id.clone(),
     );
-    let media = attached_media(&deps, &scope.account, &request.media_ids).await?;
-    let user_message = MessagePayload {
-        message_id: Some(request.user_message_id()),
-        role: Some(Role::User),
-        text: Some(request.text.clone()),
-        media: Some(media).filter(|media| !media.is_empty()),
-        ts: Some(request.received_ms),
-        ..Default::default()
-    };
-    let history = serde_json::to_value(&user_message).unwrap_or_default();
-    writer
-        .fixed(
-            ordinal::USER_MESSAGE,
-            Outgoing::broadcast(ServerFrame::new(ServerBody::Message(user_message)))
-                .answering(&request.device_id, request.request_id)
-                .with_history(history),
-        )
-        .await?;
+    if !start.user_message_written {
+        let user_message = UserMessage {
+            partition: request.partition,
+            entry_id: &request.entry_id,
+            device_id: &request.device_id,
+            request_id: request.request_id,
+            text: &request.text,
+            media: attached_media(&deps, &scope.account, &request.media_ids).await?,
+            received_ms: request.received_ms,
+        };
+        deps.publisher.emit(&scope, user_message.outgoing()).await?;
+    }
     let busy = ServerBody::AgentBusy(AgentBusy {
-        reason: Some(BusyReason::Processing),
+        message_id: Some(request.user_message_id()),
+        queued: Some(start.queued).filter(|queued| !queued.is_empty()),
+        ..AgentBusy::because(BusyReason::Processing)
     });
     writer
         .fixed(ordinal::BUSY, Outgoing::broadcast(ServerFrame::new(busy)))
@@ -434,7 +441,7 @@ async fn finish_turn(
         .fixed(
             ordinal::STOP,
             Outgoing::broadcast(ServerFrame::new(ServerBody::MessageStop(stop)))
-                .with_history(serde_json::to_value(&answer).unwrap_or_default()),
+                .with_history(answer),
         )
         .await?;
 

@@ -276,9 +276,7 @@ impl TurnState {
 }
 
 async fn write_busy(writer: &mut TurnWriter, reason: BusyReason) -> Result<(), PublishError> {
-    let busy = AgentBusy {
-        reason: Some(reason),
-    };
+    let busy = AgentBusy::because(reason);
     writer.broadcast(ServerBody::AgentBusy(busy)).await
 }
 

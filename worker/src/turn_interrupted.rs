@@ -2,11 +2,12 @@
 //! ending of a turn whose worker stopped mid-way.
 //!
 //! A turn whose first `agent.busy` is written has reached (or is about to reach) the
-//! upstream. Running it again would ask the upstream a second time: a real model answers
-//! differently (the device would see the old start joined to a new continuation) and tools
-//! could run twice. So such a turn is not re-run: it ends with an `error`, an empty
+//! upstream. If it had started no tool (nothing but text was streamed), running it again
+//! is safe: devices see the partial answer replaced by the new one (`message.update`
+//! carries the full text) and one `message.stop`. A turn whose tools had started is not
+//! re-run, since a tool could run twice: it ends with an `error`, an empty
 //! `message.stop {interrupted: true}` and `agent.idle`, each written once by ordinal, and
-//! the user can send the message again.
+//! the user can send the message again (or `/retry`).
 
 use iris_shared::keys::AccountKeys;
 use iris_shared::protocol::{
@@ -15,7 +16,7 @@ use iris_shared::protocol::{
 
 use crate::publisher::{ChatScope, Outgoing, PublishError};
 use crate::turn::{TurnDeps, TurnRequest};
-use crate::turn_writer::{ordinal, TurnWriter};
+use crate::turn_writer::{ordinal, TurnWriter, FIRST_DYNAMIC_ORDINAL};
 
 /// What the device is told when its turn was cut off.
 pub const INTERRUPTED_MESSAGE: &str =
@@ -25,14 +26,22 @@ pub const INTERRUPTED_MESSAGE: &str =
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnProgress {
     /// Nothing past the user's message is written: run it.
-    NotStarted,
-    /// It began (`agent.busy` written) but did not end: end it as interrupted.
-    Started,
+    NotStarted {
+        /// The user's message is written (by the gateway or an earlier attempt).
+        user_message_written: bool,
+    },
+    /// It began (`agent.busy` written) but did not end, and had started no tool: run it
+    /// again.
+    StartedWithoutTools,
+    /// It began and had started tools (or pickers), or had failed: end it as interrupted.
+    StartedTools,
+    /// Its `message.stop` is written but not its `agent.idle`: only that is left.
+    Answered,
     /// Its `agent.idle` is written: only the acknowledgement was lost.
     Complete,
 }
 
-/// Reads which of the turn's fixed effects are written.
+/// Reads which of the turn's effects are written (a handful of fields).
 pub async fn turn_progress(
     deps: &TurnDeps,
     scope: &ChatScope,
@@ -40,20 +49,32 @@ pub async fn turn_progress(
 ) -> Result<TurnProgress, PublishError> {
     let mut conn = deps.redis.get().await?;
     let key = AccountKeys::new(&scope.account).turn_effects(request.partition, &request.entry_id);
-    let (busy, idle): (bool, bool) = redis::pipe()
-        .cmd("HEXISTS")
+    let written: Vec<u32> = redis::cmd("HKEYS")
         .arg(&key)
-        .arg(ordinal::BUSY.to_string())
-        .cmd("HEXISTS")
-        .arg(&key)
-        .arg(ordinal::IDLE.to_string())
-        .query_async(&mut conn)
-        .await?;
-    Ok(match (busy, idle) {
-        (_, true) => TurnProgress::Complete,
-        (true, false) => TurnProgress::Started,
-        (false, false) => TurnProgress::NotStarted,
-    })
+        .query_async::<Vec<String>>(&mut conn)
+        .await?
+        .iter()
+        .filter_map(|field| field.parse().ok())
+        .collect();
+    Ok(progress_of(&written))
+}
+
+/// The progress that the written effect ordinals show.
+fn progress_of(written: &[u32]) -> TurnProgress {
+    let has = |ordinal: u32| written.contains(&ordinal);
+    if has(ordinal::IDLE) {
+        TurnProgress::Complete
+    } else if has(ordinal::STOP) {
+        TurnProgress::Answered
+    } else if !has(ordinal::BUSY) {
+        TurnProgress::NotStarted {
+            user_message_written: has(ordinal::USER_MESSAGE),
+        }
+    } else if has(ordinal::ERROR) || written.iter().any(|&o| o >= FIRST_DYNAMIC_ORDINAL) {
+        TurnProgress::StartedTools
+    } else {
+        TurnProgress::StartedWithoutTools
+    }
 }
 
 /// Ends a turn an earlier attempt began: `error {internal}`, `message.stop` with no text
@@ -102,4 +123,70 @@ pub async fn end_interrupted_turn(
         .await?;
     crate::metrics::get().turns_total.incr("interrupted");
     Ok(())
+}
+
+/// Ends a turn whose `message.stop` an earlier attempt wrote: its `agent.idle`.
+pub async fn end_answered_turn(
+    deps: &TurnDeps,
+    scope: &ChatScope,
+    request: &TurnRequest,
+) -> Result<(), PublishError> {
+    let writer = TurnWriter::new(
+        deps.publisher.clone(),
+        scope.clone(),
+        request.partition,
+        request.entry_id.clone(),
+    );
+    let idle = ServerBody::AgentIdle(AgentIdle {});
+    writer
+        .fixed(ordinal::IDLE, Outgoing::broadcast(ServerFrame::new(idle)))
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_with_only_its_user_message_written_has_not_started() {
+        assert_eq!(
+            progress_of(&[]),
+            TurnProgress::NotStarted {
+                user_message_written: false
+            }
+        );
+        assert_eq!(
+            progress_of(&[ordinal::USER_MESSAGE, ordinal::QUEUED]),
+            TurnProgress::NotStarted {
+                user_message_written: true
+            }
+        );
+    }
+
+    #[test]
+    fn a_begun_turn_is_run_again_only_while_no_tool_or_picker_was_written() {
+        let text_only = [ordinal::USER_MESSAGE, ordinal::BUSY];
+        assert_eq!(progress_of(&text_only), TurnProgress::StartedWithoutTools);
+        let with_tool = [ordinal::USER_MESSAGE, ordinal::BUSY, FIRST_DYNAMIC_ORDINAL];
+        assert_eq!(progress_of(&with_tool), TurnProgress::StartedTools);
+    }
+
+    #[test]
+    fn a_turn_whose_stop_is_written_only_needs_its_idle() {
+        let answered = [ordinal::USER_MESSAGE, ordinal::BUSY, ordinal::STOP];
+        assert_eq!(progress_of(&answered), TurnProgress::Answered);
+        let failed = [ordinal::USER_MESSAGE, ordinal::BUSY, ordinal::ERROR];
+        assert_eq!(progress_of(&failed), TurnProgress::StartedTools);
+    }
+
+    #[test]
+    fn a_turn_whose_idle_is_written_is_complete() {
+        let done = [
+            ordinal::USER_MESSAGE,
+            ordinal::BUSY,
+            ordinal::STOP,
+            ordinal::IDLE,
+        ];
+        assert_eq!(progress_of(&done), TurnProgress::Complete);
+    }
 }

@@ -12,8 +12,8 @@ use crate::publisher::{ChatScope, Outgoing, PublishError, Publisher};
 
 /// Fixed ordinals of every turn.
 pub mod ordinal {
-    /// The user's message.
-    pub const USER_MESSAGE: u32 = 0;
+    /// The user's message (written by the gateway that received it, or by the turn).
+    pub const USER_MESSAGE: u32 = iris_shared::user_message::USER_MESSAGE_ORDINAL;
     /// The first `agent.busy`.
     pub const BUSY: u32 = 1;
     /// The `error` of a failed turn.
@@ -22,6 +22,9 @@ pub mod ordinal {
     pub const STOP: u32 = 3;
     /// `agent.idle`: the last effect; once written the turn is complete.
     pub const IDLE: u32 = 4;
+    /// The `agent.busy` telling devices the message is queued behind a running turn
+    /// (ordinal 6 is the gateway's `agent.busy {unavailable}`: `user_message`).
+    pub const QUEUED: u32 = 5;
 }
 
 /// First ordinal of the frames numbered in writing order.

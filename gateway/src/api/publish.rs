@@ -156,6 +156,7 @@ async fn forward(
         gateway: state.node_id.to_string(),
         received_ms: now_ms(),
         trace_parent: None,
+        user_message_by_gateway: false,
     };
     match inbound.enqueue(&mut conn, state.partitions).await {
         Ok(_) => HttpResponse::Accepted().json(json!({ "accepted": true, "chat_id": chat_id })),

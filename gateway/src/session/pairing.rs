@@ -11,7 +11,7 @@ use iris_shared::clock::now_ms;
 use iris_shared::keys::AccountKeys;
 use iris_shared::outbox;
 use iris_shared::protocol::{
-    Channel, ErrorCode, Hello, HelloAck, PushKind, ServerBody, ServerCaps, ServerFrame,
+    AppBody, Channel, ErrorCode, Hello, HelloAck, PushKind, ServerBody, ServerCaps, ServerFrame,
 };
 use iris_shared::push::{self, PushTarget};
 use iris_shared::redis_conn::Pool;
@@ -154,6 +154,7 @@ impl Session {
             .device_id
             .unwrap_or_else(|| format!("conn-{}-{}", self.state.node_id, self.id));
         let device_name = hello.device_name.unwrap_or_default();
+        let resume = hello.resume == Some(true);
         let push_target = PushTarget {
             fcm_token: hello.fcm_token,
             ntfy_topic: hello.ntfy_topic,
@@ -213,7 +214,7 @@ impl Session {
             pairing
                 .into_actor(self)
                 .map(move |result, act, ctx| match result {
-                    Ok(paired) => act.on_paired(id, device_id, paired, ctx),
+                    Ok(paired) => act.on_paired(id, device_id, resume, paired, ctx),
                     Err(PairingError::BadToken) => act.reject(ctx, id, "invalid or revoked token"),
                     Err(PairingError::Backend(err)) => {
                         tracing::warn!(%err, "pairing failed on Redis");
@@ -239,10 +240,14 @@ impl Session {
         self.close(ctx, close_codes::AUTH_FAILED, "auth failed");
     }
 
+    /// Answers `hello.ack` and starts delivery. A device resuming from a cursor (`resume`
+    /// in `hello`, or a `sync` pipelined behind it) gets outboxed frames after its replay,
+    /// in seq order; any other device gets them live at once, as they happen.
     fn on_paired(
         &mut self,
         id: Option<u64>,
         device_id: String,
+        resume: bool,
         paired: Paired,
         ctx: &mut ws::WebsocketContext<Self>,
     ) {
@@ -274,9 +279,19 @@ impl Session {
             cursor.on_skipped(through);
         }
         self.cursor = Some(cursor);
-        ctx.run_later(self.state.limits.sync_grace, |act, ctx| {
-            act.end_sync_grace(ctx)
-        });
+        let sync_follows = matches!(
+            self.deferred.front().map(|frame| &frame.body),
+            Some(AppBody::Sync(_))
+        );
+        if resume || sync_follows {
+            // Bounded: a device that announced a sync but never sends one still gets its
+            // frames.
+            ctx.run_later(self.state.limits.sync_grace, |act, ctx| {
+                act.end_sync_grace(ctx)
+            });
+        } else {
+            self.end_sync_grace(ctx);
+        }
         self.drain_deferred(ctx);
     }
 }

@@ -7,12 +7,15 @@ use tracing::Instrument as _;
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
 use iris_shared::keys::AccountKeys;
-use iris_shared::media::record;
+use iris_shared::media::record::{self, MediaRecord};
 use iris_shared::protocol::{
     AppBody, AppFrame, ErrorCode, Notification, NotificationKind, Pong, ServerBody, ServerFrame,
     DEFAULT_CHAT_ID,
 };
+use iris_shared::publish::ChatScope;
 use iris_shared::push::{self, PushTarget};
+use iris_shared::telemetry::propagation;
+use iris_shared::user_message::{write_from_gateway, UserMessage};
 
 use super::replay::ReplayPurpose;
 use super::{Phase, Session};
@@ -287,6 +290,20 @@ impl Session {
             AppBody::MessageSend(send) => send.media_refs.clone().unwrap_or_default(),
             _ => Vec::new(),
         };
+        // The user's own message is written here, at once; slash commands are the worker's.
+        let user_text = match &frame.body {
+            AppBody::MessageSend(send) => {
+                let text = send.text.clone().unwrap_or_default();
+                (!text.trim_start().starts_with('/')).then_some(text)
+            }
+            _ => None,
+        };
+        let chat = ChatScope {
+            account: device.account.clone(),
+            chat_id: chat_id.clone(),
+            fence: None,
+            thread_parent: device.chats.get(&chat_id).cloned().flatten(),
+        };
         let mut request = InboundRequest {
             account: device.account.clone(),
             device_id: device.device_id.clone(),
@@ -295,6 +312,7 @@ impl Session {
             gateway: self.state.node_id.to_string(),
             received_ms: now_ms(),
             trace_parent: None,
+            user_message_by_gateway: user_text.is_some(),
         };
         let mut frame = AppFrame {
             chat_id: Some(chat_id),
@@ -308,17 +326,40 @@ impl Session {
                 .get()
                 .await
                 .map_err(|err| Refused::Backend(err.to_string()))?;
+            let mut media = Vec::new();
             if let AppBody::MessageSend(send) = &mut frame.body {
                 if !media_refs.is_empty() {
-                    let ids = resolve_media(&mut conn, &request.account, &media_refs).await?;
-                    send.media_refs = Some(ids);
+                    let records = resolve_media(&mut conn, &request.account, &media_refs).await?;
+                    send.media_refs = Some(records.iter().map(|r| r.media_id.clone()).collect());
+                    media = records.iter().map(MediaRecord::to_media_ref).collect();
                 }
             }
             request.frame_json = frame.to_json();
-            request
+            let enqueued = request
                 .enqueue(&mut conn, partitions)
                 .await
-                .map_err(|err| Refused::Backend(err.to_string()))
+                .map_err(|err| Refused::Backend(err.to_string()))?;
+            let Some(text) = user_text else {
+                return Ok(());
+            };
+            let message = UserMessage {
+                partition: enqueued.partition,
+                entry_id: &enqueued.entry_id,
+                device_id: &request.device_id,
+                request_id: id,
+                text: &text,
+                media,
+                received_ms: request.received_ms,
+            };
+            let trace_parent = propagation::traceparent_of(&tracing::Span::current());
+            let written =
+                write_from_gateway(&mut conn, chat, &message, enqueued.owned, trace_parent).await;
+            if let Err(err) = written {
+                // The request is accepted (it is in the stream): the worker writes the
+                // message when it starts the turn.
+                tracing::warn!(%err, "user message left to the worker");
+            }
+            Ok(())
         }
         .in_current_span();
         metrics::incr(&self.state.metrics.requests_forwarded_total);
@@ -345,26 +386,30 @@ enum Refused {
     Backend(String),
 }
 
-/// The media ids that `media_refs` name: each entry is a media id of the account, or the
-/// `media_ref` of one of its recent uploads.
+/// The media records that `media_refs` name: each entry is a media id of the account, or
+/// the `media_ref` of one of its recent uploads.
 async fn resolve_media(
     conn: &mut iris_shared::redis_conn::Connection,
     account: &str,
     media_refs: &[String],
-) -> Result<Vec<String>, Refused> {
+) -> Result<Vec<MediaRecord>, Refused> {
     let backend = |err: redis::RedisError| Refused::Backend(err.to_string());
-    let mut ids = Vec::with_capacity(media_refs.len());
+    let mut records = Vec::with_capacity(media_refs.len());
     for media_ref in media_refs {
-        let id = match record::load(conn, account, media_ref)
+        let mut found = record::load(conn, account, media_ref)
             .await
-            .map_err(backend)?
-        {
-            Some(_) => Some(media_ref.clone()),
-            None => record::resolve_ref(conn, account, media_ref)
+            .map_err(backend)?;
+        if found.is_none() {
+            if let Some(media_id) = record::resolve_ref(conn, account, media_ref)
                 .await
-                .map_err(backend)?,
-        };
-        ids.push(id.ok_or_else(|| Refused::UnknownMedia(media_ref.clone()))?);
+                .map_err(backend)?
+            {
+                found = record::load(conn, account, &media_id)
+                    .await
+                    .map_err(backend)?;
+            }
+        }
+        records.push(found.ok_or_else(|| Refused::UnknownMedia(media_ref.clone()))?);
     }
-    Ok(ids)
+    Ok(records)
 }

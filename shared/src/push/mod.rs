@@ -8,6 +8,7 @@
 //!   written by gateways from `hello` and `fcm.register`.
 //! - [`online`]: which devices have a live session right now (`iris:{a:A}:online`); those
 //!   are never pushed. Gateways renew it while a session lives.
+//! - [`for_frame`]: which written frames push, with what title and body.
 //! - [`job`]: the push jobs stream `iris:push:jobs`, appended by workers after outboxing a
 //!   frame worth a notification and read by the dispatchers with group [`PUSH_GROUP`].
 //! - [`sent`]: the per-(device, seq) marker that makes a job handled twice push once.
@@ -18,12 +19,14 @@
 //! server pushes *with* (`hello.ack.server_caps.push`) is
 //! [`crate::protocol::enums::PushKind`].
 
+pub mod for_frame;
 pub mod job;
 pub mod online;
 pub mod sent;
 pub mod target;
 pub mod window;
 
+pub use for_frame::push_for;
 pub use job::{enqueue, enqueue_command, PushJob, PushKind, PUSH_GROUP, PUSH_JOBS_MAX_LEN};
 pub use online::{
     mark_offline, mark_online, online_devices, renew_online, ONLINE_RENEW_MS, ONLINE_TTL_MS,

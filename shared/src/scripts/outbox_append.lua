@@ -7,7 +7,9 @@
 -- KEYS[1] outbox stream      KEYS[2] outbox meta hash   KEYS[3] turn effects hash
 -- KEYS[4] chat fence         KEYS[5] presence zset      KEYS[6] history stream
 -- KEYS[7] message index (message id -> '<chat>|<history entry id>')
--- ARGV[1] fencing token      ARGV[2] effect id ('' = not de-duplicated)
+-- ARGV[1] fencing token ('' = unfenced: a frame its request alone determines, written
+--         by whichever node gets to it first and de-duplicated by its effect id)
+-- ARGV[2] effect id ('' = not de-duplicated)
 -- ARGV[3] frame JSON         ARGV[4] origin device      ARGV[5] request id ('' = none)
 -- ARGV[6] target device ('' = every device)             ARGV[7] outbox max length
 -- ARGV[8] now (ms)           ARGV[9] history entry JSON ('' = none)
@@ -28,12 +30,14 @@ local effects_ttl, retention, outboxed = ARGV[11], ARGV[12], ARGV[13] == '1'
 local messages, message_id, chat_id = KEYS[7], ARGV[14], ARGV[15]
 local traceparent = ARGV[16]
 
-local current_fence = tonumber(redis.call('GET', fence_key) or '0')
-if fence < current_fence then
-  return {0, 0}
-end
-if fence > current_fence then
-  redis.call('SET', fence_key, fence, 'EX', retention)
+if fence then
+  local current_fence = tonumber(redis.call('GET', fence_key) or '0')
+  if fence < current_fence then
+    return {0, 0}
+  end
+  if fence > current_fence then
+    redis.call('SET', fence_key, fence, 'EX', retention)
+  end
 end
 
 local reply = {1, 0}

@@ -237,7 +237,7 @@ impl Device {
     /// `hello`, then `sync` from the last seq seen (the ack's cursor the first time).
     async fn resume(&mut self, client: &mut Client) -> Option<()> {
         let hello = json!({"v": 1, "id": 1, "type": "hello", "payload": {
-            "token": self.spec.token, "device_id": self.spec.device_id}});
+            "token": self.spec.token, "device_id": self.spec.device_id, "resume": true}});
         if !client.try_send(&hello).await {
             return None;
         }

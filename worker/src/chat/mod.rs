@@ -21,16 +21,19 @@ use iris_shared::inbound::{InboundEntry, InboundRequest, SERVER_DEVICE_ID};
 use iris_shared::keys;
 use iris_shared::outbox::EffectId;
 use iris_shared::protocol::{
-    parse_app_frame, AgentIdle, AppBody, ErrorCode, ErrorPayload, Notification, NotificationKind,
-    ServerBody, ServerFrame,
+    parse_app_frame, AgentBusy, AgentIdle, AppBody, BusyReason, ErrorCode, ErrorPayload,
+    Notification, NotificationKind, ServerBody, ServerFrame,
 };
 use iris_shared::telemetry::propagation;
 
 use crate::agent::AgentError;
 use crate::directory::{ChatKey, EntryDone, Fenced};
 use crate::publisher::{ChatScope, Outgoing, PublishError};
-use crate::turn::{run_turn, PendingAnswer, TurnControl, TurnDeps, TurnRequest};
-use crate::turn_interrupted::{end_interrupted_turn, turn_progress, TurnProgress};
+use crate::turn::{run_turn, PendingAnswer, TurnControl, TurnDeps, TurnRequest, TurnStart};
+use crate::turn_interrupted::{
+    end_answered_turn, end_interrupted_turn, turn_progress, TurnProgress,
+};
+use crate::turn_writer::ordinal;
 
 /// Pause before retrying work that failed on Redis.
 const RETRY_DELAY: Duration = Duration::from_secs(1);
@@ -69,6 +72,8 @@ pub struct ChatDeps {
 
 /// The turn running now.
 struct RunningTurn {
+    /// The user message it answers.
+    message_id: String,
     control: TurnControl,
     /// Entries answered by the end of this turn (its own, and `agent.stop`s).
     entries: Vec<InboundEntry>,
@@ -120,7 +125,7 @@ impl ChatActor {
         ChatScope {
             account: self.key.account.clone(),
             chat_id: self.key.chat_id.clone(),
-            fence: self.fence,
+            fence: Some(self.fence),
             thread_parent: self.thread_parent.clone(),
         }
     }
@@ -206,8 +211,46 @@ impl ChatActor {
             media_ids,
             received_ms: request.received_ms,
         };
+        let queued_behind = self.running.as_ref().map(|r| r.message_id.clone());
         self.queue.push_back((turn, entry.clone()));
-        self.start_next_turn(ctx);
+        match queued_behind {
+            Some(answering) => self.announce_queue(entry, answering, ctx),
+            None => self.start_next_turn(ctx),
+        }
+    }
+
+    /// Tells every device that the message of `entry` waits behind the running turn
+    /// (answering `answering`): `agent.busy` naming both and the whole queue, in order.
+    fn announce_queue(&mut self, entry: &InboundEntry, answering: String, ctx: &mut Context<Self>) {
+        let busy = AgentBusy {
+            message_id: Some(answering),
+            queued: Some(self.queued_message_ids()),
+            ..AgentBusy::because(BusyReason::Processing)
+        };
+        let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::AgentBusy(busy)))
+            .once_as(effect(entry, ordinal::QUEUED));
+        let (publisher, scope) = (self.deps.turn.publisher.clone(), self.scope());
+        ctx.spawn(
+            async move { publisher.emit(&scope, outgoing).await }
+                .in_current_span()
+                .into_actor(self)
+                .map(|result, act, ctx| match result {
+                    Ok(()) => {}
+                    Err(PublishError::Fenced) => act.fenced_off(ctx),
+                    // Only a notice: the message itself is written and will be answered.
+                    Err(PublishError::Redis(err)) => {
+                        tracing::warn!(%err, "queue notice not written")
+                    }
+                }),
+        );
+    }
+
+    /// User message ids of the queued turns, in the order they will run.
+    fn queued_message_ids(&self) -> Vec<String> {
+        self.queue
+            .iter()
+            .map(|(turn, _)| turn.user_message_id())
+            .collect()
     }
 
     /// Answers a request with `body`, for the requesting device only.
@@ -440,7 +483,7 @@ impl ChatActor {
     ) {
         let publisher = self.deps.turn.publisher.clone();
         let scope = self.scope();
-        let outgoing = outgoing.once_as(effect(&entry, 0));
+        let outgoing = outgoing.once_as(effect(&entry, ordinal::USER_MESSAGE));
         let retry_outgoing = outgoing.clone();
         let write = async move { publisher.emit(&scope, outgoing).await }.in_current_span();
         ctx.spawn(
@@ -481,20 +524,42 @@ impl ChatActor {
         };
         let control = TurnControl::default();
         self.running = Some(RunningTurn {
+            message_id: request.user_message_id(),
             control: control.clone(),
             entries: vec![entry.clone()],
         });
+        let queued = self.queued_message_ids();
         let (deps, scope) = (self.deps.turn.clone(), self.scope());
         let span =
             iris_shared::traced_span!("iris.turn", chat = %scope.chat_id, entry = %entry.entry_id);
         propagation::continue_trace(&span, trace_parent(&entry));
         let turn_request = request.clone();
         let turn = async move {
-            match turn_progress(&deps, &scope, &turn_request).await? {
-                TurnProgress::Complete => Ok(()),
-                TurnProgress::Started => end_interrupted_turn(&deps, &scope, &turn_request).await,
-                TurnProgress::NotStarted => run_turn(deps, scope, turn_request, control).await,
-            }
+            let user_message_written = match turn_progress(&deps, &scope, &turn_request).await? {
+                TurnProgress::Complete => return Ok(()),
+                TurnProgress::StartedTools => {
+                    return end_interrupted_turn(&deps, &scope, &turn_request).await
+                }
+                TurnProgress::Answered => {
+                    return end_answered_turn(&deps, &scope, &turn_request).await
+                }
+                TurnProgress::StartedWithoutTools => {
+                    tracing::info!(
+                        chat = %scope.chat_id,
+                        entry = %turn_request.entry_id,
+                        "turn begun by an earlier attempt had started no tool: running it again"
+                    );
+                    true
+                }
+                TurnProgress::NotStarted {
+                    user_message_written,
+                } => user_message_written,
+            };
+            let start = TurnStart {
+                user_message_written,
+                queued,
+            };
+            run_turn(deps, scope, turn_request, control, start).await
         };
         ctx.spawn(turn.instrument(span).into_actor(self).map(move |result, act, ctx| {
             let entries = act.running.take().map(|r| r.entries).unwrap_or_default();

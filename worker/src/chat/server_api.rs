@@ -62,9 +62,8 @@ impl ChatActor {
                         ts: Some(received_ms),
                         ..Default::default()
                     };
-                    let history = serde_json::to_value(&message).unwrap_or_default();
-                    let frame = ServerFrame::new(ServerBody::Message(message));
-                    (origin, Outgoing::broadcast(frame).with_history(history))
+                    let frame = ServerFrame::new(ServerBody::Message(message.clone()));
+                    (origin, Outgoing::broadcast(frame).with_history(message))
                 }
                 ServerRequest::Notify { kind, title, body } => {
                     let notice = Notification {

@@ -23,6 +23,10 @@ pub struct Hello {
     /// ntfy topic for push.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ntfy_topic: Option<String>,
+    /// Iris extension: `true` when a `sync` follows (the app resumes from a cursor), so
+    /// outboxed frames wait for its replay; absent or `false`, frames flow live at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<bool>,
 }
 
 /// Capabilities the app announces in `hello`.

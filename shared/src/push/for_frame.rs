@@ -1,8 +1,8 @@
 //! Which written frames reach offline devices by push, and with what title and body.
-//! Pushes are sent by the push dispatcher; the chat path only queues a job.
+//! Pushes are sent by the worker's push dispatcher; writing a frame only queues a job.
 
-use iris_shared::protocol::{Role, ServerBody};
-use iris_shared::push::PushKind;
+use crate::protocol::{Role, ServerBody};
+use crate::push::PushKind;
 
 /// The push a frame causes: its kind, title and body; `None` for frames that do not push
 /// (the user's own messages, live and bookkeeping frames).
@@ -52,7 +52,7 @@ pub fn push_for(body: &ServerBody) -> Option<(PushKind, String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iris_shared::protocol::{MessagePayload, MessageStop, Notification};
+    use crate::protocol::{MessagePayload, MessageStop, Notification};
 
     #[test]
     fn answers_cron_messages_and_notifications_push_but_the_user_s_own_messages_do_not() {

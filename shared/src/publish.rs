@@ -1,0 +1,228 @@
+//! Writing one frame of a chat: atomically to the account's outbox (seq, fence,
+//! de-duplication, history), then in one round trip its live delivery to the gateway nodes
+//! holding the account's devices, its push job and its search entry.
+//!
+//! Workers write every frame of the chats they own this way, fenced by their partition
+//! lease. A gateway writes one kind of frame itself, unfenced: the user's own message of a
+//! `message.send`, which the request alone determines (whoever writes it first, gateway or
+//! worker, writes the same frame as the same effect, so it is written once).
+
+use redis::{ErrorKind, ServerErrorKind};
+
+use crate::clock::{now_ms, now_us};
+use crate::delivery::{add_publish_to_nodes, RoutedFrame};
+use crate::outbox::{self, Append, AppendOutcome, EffectId};
+use crate::protocol::{MessagePayload, ServerFrame};
+use crate::push::{self, push_for, PushJob};
+use crate::redis_conn::{Connection, PoolError};
+use crate::search::{self, IndexedMessage};
+
+/// Why a frame could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// A newer owner of the chat's partition has written; this worker must stop the chat.
+    #[error("fenced off: a newer owner writes for this chat")]
+    Fenced,
+    /// Redis failed; the write may be retried (effects are de-duplicated).
+    #[error("Redis: {0}")]
+    Redis(String),
+}
+
+impl From<redis::RedisError> for PublishError {
+    fn from(err: redis::RedisError) -> Self {
+        Self::Redis(err.to_string())
+    }
+}
+
+impl From<PoolError> for PublishError {
+    fn from(err: PoolError) -> Self {
+        Self::Redis(err.to_string())
+    }
+}
+
+/// The chat a frame is written for, and the writer's fencing token.
+#[derive(Debug, Clone)]
+pub struct ChatScope {
+    /// Account of the chat.
+    pub account: String,
+    /// The chat.
+    pub chat_id: String,
+    /// Fencing token of the partition lease the writing worker holds; `None` for a frame
+    /// its request alone determines (the user's message), which any node may write.
+    pub fence: Option<u64>,
+    /// For a thread, its parent channel: frames then carry `chat_id` = the parent and
+    /// `thread_id` = the thread.
+    pub thread_parent: Option<String>,
+}
+
+/// One frame to write, with its addressing.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The frame (its `id` and `seq` are set per device at delivery).
+    pub frame: ServerFrame,
+    /// Identity of the effect, for frames caused by an inbound entry.
+    pub effect: Option<EffectId>,
+    /// Device whose request this answers.
+    pub origin_device: Option<String>,
+    /// The request id that device's copy carries.
+    pub request_id: Option<u64>,
+    /// Only this device gets the frame.
+    pub target_device: Option<String>,
+    /// A finished message to add to the chat history.
+    pub history: Option<MessagePayload>,
+}
+
+impl Outgoing {
+    /// A frame for every device of the account, not tied to an effect.
+    pub fn broadcast(frame: ServerFrame) -> Self {
+        Self {
+            frame,
+            effect: None,
+            origin_device: None,
+            request_id: None,
+            target_device: None,
+            history: None,
+        }
+    }
+
+    /// Marks the frame as effect `effect`, written at most once.
+    pub fn once_as(mut self, effect: EffectId) -> Self {
+        self.effect = Some(effect);
+        self
+    }
+
+    /// Marks the frame as the answer to request `request_id` of `device`.
+    pub fn answering(mut self, device: &str, request_id: Option<u64>) -> Self {
+        self.origin_device = Some(device.to_owned());
+        self.request_id = request_id;
+        self
+    }
+
+    /// Sends the frame to `device` only.
+    pub fn only_to(mut self, device: &str) -> Self {
+        self.target_device = Some(device.to_owned());
+        self
+    }
+
+    /// Records a finished message in the chat history with the frame.
+    pub fn with_history(mut self, message: MessagePayload) -> Self {
+        self.history = Some(message);
+        self
+    }
+}
+
+/// What writing a frame did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Published {
+    /// The frame was appended to the outbox now (not live-only, not written before).
+    pub appended: bool,
+}
+
+/// A history entry as the search index takes it (messages without text are not indexed).
+fn searchable(scope: &ChatScope, message: &MessagePayload) -> Option<IndexedMessage> {
+    Some(IndexedMessage {
+        chat_id: scope.chat_id.clone(),
+        thread_id: None,
+        message_id: message.message_id.clone()?,
+        role: message.role?,
+        text: message.text.clone().filter(|text| !text.is_empty())?,
+        ts: message.ts.unwrap_or_else(now_ms),
+    })
+}
+
+/// Writes one frame: outbox (never-dropped frames) then live delivery. A frame an earlier
+/// attempt already wrote is delivered live again (devices drop seqs they have), never
+/// appended twice. `trace_parent` is the writer's span, carried to every gateway.
+pub async fn publish(
+    conn: &mut Connection,
+    scope: &ChatScope,
+    outgoing: Outgoing,
+    trace_parent: Option<String>,
+) -> Result<Published, PublishError> {
+    let mut frame = outgoing.frame;
+    frame.id = None;
+    frame.seq = None;
+    match &scope.thread_parent {
+        Some(parent) => {
+            frame.chat_id = Some(parent.clone());
+            frame.thread_id = Some(scope.chat_id.clone());
+        }
+        None => frame.chat_id = Some(scope.chat_id.clone()),
+    }
+    let outboxed = frame.body.is_never_dropped();
+    let routed = RoutedFrame {
+        account: scope.account.clone(),
+        seq: None,
+        frame_json: frame.to_json(),
+        origin_device: outgoing.origin_device,
+        request_id: outgoing.request_id,
+        target_device: outgoing.target_device,
+        revoked_token: None,
+        trace_parent,
+        emitted_us: None,
+    };
+    let history_message_id = outgoing
+        .history
+        .as_ref()
+        .and_then(|message| message.message_id.clone());
+    let history_entry = outgoing
+        .history
+        .as_ref()
+        .map(|message| serde_json::to_string(message).expect("a message always serializes"));
+    let append = Append {
+        frame: routed,
+        chat_id: scope.chat_id.clone(),
+        fence: scope.fence,
+        effect: outgoing.effect,
+        outboxed,
+        history_entry,
+        history_message_id,
+    };
+    let (seq, nodes, appended) = match outbox::append(conn, &append, now_ms()).await? {
+        AppendOutcome::Written { seq, nodes } => (seq, nodes, seq.is_some()),
+        AppendOutcome::AlreadyWritten { seq, nodes } => (seq, nodes, false),
+        AppendOutcome::Fenced => return Err(PublishError::Fenced),
+    };
+    // Everything after the append goes out in one round trip, the delivery first: the
+    // devices' frame, then the push job and the search entry, which nobody waits for.
+    let routed = RoutedFrame {
+        seq,
+        emitted_us: Some(now_us()),
+        ..append.frame
+    };
+    let mut after = redis::pipe();
+    add_publish_to_nodes(&mut after, &routed, &nodes);
+    if let (Some(seq), Some((kind, title, body))) = (seq, push_for(&frame.body)) {
+        // Also after `AlreadyWritten`: the dispatcher pushes each (device, seq) once.
+        let job = PushJob {
+            account: scope.account.clone(),
+            chat_id: scope.chat_id.clone(),
+            seq,
+            kind,
+            title,
+            body,
+        };
+        after.add_command(push::enqueue_command(&job)).ignore();
+    }
+    let indexed = outgoing
+        .history
+        .as_ref()
+        .and_then(|message| searchable(scope, message));
+    if let Some(message) = &indexed {
+        // Also after `AlreadyWritten`: the attempt that wrote the message may have died
+        // before indexing it; indexing is idempotent.
+        search::add_index_message(&mut after, &scope.account, message);
+    }
+    if after.is_empty() {
+        return Ok(Published { appended });
+    }
+    match (after.query_async::<()>(conn).await, &indexed) {
+        // Redis had not seen the index script (first use, or restarted): every other
+        // command ran; index again with the call that loads it.
+        (Err(err), Some(message)) if err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+            search::index_message(conn, &scope.account, message).await?;
+        }
+        (result, _) => result?,
+    }
+    Ok(Published { appended })
+}
