@@ -26,6 +26,21 @@ pub fn user_message_id(partition: Partition, entry_id: &str) -> String {
     format!("u{partition}-{entry_id}")
 }
 
+/// The inbound entry (partition, entry id) whose user message `message_id` is, if it is one.
+pub fn entry_of_user_message(message_id: &str) -> Option<(Partition, &str)> {
+    let (partition, entry_id) = message_id.strip_prefix('u')?.split_once('-')?;
+    Some((partition.parse().ok()?, entry_id))
+}
+
+/// Whether stream entry id `a` comes after `b` (`<ms>-<seq>` ids compare as numbers).
+pub fn entry_is_after(a: &str, b: &str) -> bool {
+    let parts = |id: &str| -> Option<(u64, u64)> {
+        let (ms, seq) = id.split_once('-')?;
+        Some((ms.parse().ok()?, seq.parse().ok()?))
+    };
+    matches!((parts(a), parts(b)), (Some(a), Some(b)) if a > b)
+}
+
 /// Message id of the agent's answer to that message.
 pub fn answer_message_id(partition: Partition, entry_id: &str) -> String {
     format!("a{partition}-{entry_id}")
@@ -104,4 +119,23 @@ pub async fn write_from_gateway(
         });
     publish(conn, &chat, unavailable, trace_parent).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_user_message_id_names_its_inbound_entry() {
+        let id = user_message_id(7, "1700000000000-3");
+        assert_eq!(entry_of_user_message(&id), Some((7, "1700000000000-3")));
+        assert_eq!(entry_of_user_message("a7-1-0"), None);
+    }
+
+    #[test]
+    fn entry_ids_compare_as_numbers_not_text() {
+        assert!(entry_is_after("1700000000000-10", "1700000000000-9"));
+        assert!(entry_is_after("1700000000001-0", "1700000000000-9"));
+        assert!(!entry_is_after("1700000000000-9", "1700000000000-9"));
+    }
 }

@@ -213,3 +213,101 @@ async fn a_worker_killed_with_messages_queued_leaves_each_answered_once_by_the_n
         "no turn ended in an error: {frames:#?}"
     );
 }
+
+/// Proves that in a chat switched to `/busy interrupt`, a message sent while a turn streams
+/// stops that turn (its `message.stop` carries only the partial answer, then `agent.idle`)
+/// and is answered next, once; `/busy` with no argument reports the chat's choice.
+#[tokio::test]
+async fn in_an_interrupt_chat_a_new_message_stops_the_running_turn_and_is_answered_next() {
+    let spec = ClusterSpec::default().worker_env("IRIS_ECHO_DELAY_MS", "300");
+    let cluster = Cluster::start("busy-interrupt", spec).await;
+    let token = cluster.create_token("ines");
+    let mut phone = cluster.connect(0, "phone").await;
+    phone.pair(&token, "phone-1").await;
+    phone.send_message("/busy interrupt").await;
+    let reply = phone
+        .recv_until_match("message", |f| payload_str(f, "role") == Some("system"))
+        .await;
+    let reply = reply.last().expect("a reply");
+    assert!(
+        payload_str(reply, "text").is_some_and(|t| t.contains("interrupt")),
+        "{reply}"
+    );
+
+    let (first, second) = (slow_text("first"), slow_text("second"));
+    phone.send_message(&first).await;
+    let mut frames = phone.recv_until("message.update").await;
+    phone.send_message(&second).await;
+    recv_through_answer(&mut phone, &second, &mut frames).await;
+    let answers = stops(&frames);
+    assert_eq!(answers.len(), 2, "{answers:#?}");
+    let partial = payload_str(answers[0], "final_text").unwrap_or_default();
+    let whole_first = format!("echo: {first}");
+    assert!(
+        whole_first.starts_with(partial) && partial.len() < whole_first.len(),
+        "the first turn ends with its partial answer, not the whole: {partial:?}"
+    );
+    assert!(is_stop_answering(answers[1], &second), "{answers:#?}");
+    let first_stop = position(&frames, "first stop", |f| std::ptr::eq(f, answers[0]));
+    assert_eq!(
+        type_of(&frames[first_stop + 1]),
+        "agent.idle",
+        "the interrupted turn ends visibly: {frames:#?}"
+    );
+
+    phone.send_message("/busy").await;
+    let shown = phone
+        .recv_until_match("message", |f| payload_str(f, "role") == Some("system"))
+        .await;
+    let shown = shown.last().expect("a reply");
+    assert!(
+        payload_str(shown, "text").is_some_and(|t| t.contains("interrupt (this chat's)")),
+        "{shown}"
+    );
+}
+
+/// Proves that with `IRIS_BUSY_POLICY=steer` and an agent that cannot be steered (the echo
+/// agent), a message sent during a turn is queued, every device is told so by a
+/// `notification`, and it is answered after the running turn, once.
+#[tokio::test]
+async fn with_the_steer_policy_a_message_the_agent_cannot_take_mid_turn_is_queued_and_said_so() {
+    let spec = ClusterSpec::default()
+        .gateways(2)
+        .worker_env("IRIS_ECHO_DELAY_MS", "300")
+        .worker_env("IRIS_BUSY_POLICY", "steer");
+    let cluster = Cluster::start("busy-steer", spec).await;
+    let token = cluster.create_token("sam");
+    let mut phone = cluster.connect(0, "phone").await;
+    phone.pair(&token, "phone-1").await;
+    let mut tablet = cluster.connect(1, "tablet").await;
+    tablet.pair(&token, "tablet-1").await;
+
+    let (first, second) = (slow_text("first"), slow_text("second"));
+    phone.send_message(&first).await;
+    let mut on_phone = phone.recv_until("message.update").await;
+    phone.send_message(&second).await;
+    recv_through_answer(&mut phone, &second, &mut on_phone).await;
+    let mut on_tablet = Vec::new();
+    recv_through_answer(&mut tablet, &second, &mut on_tablet).await;
+    for (device, frames) in [("phone", &on_phone), ("tablet", &on_tablet)] {
+        let first_stop = position(frames, "first answer", |f| is_stop_answering(f, &first));
+        let notice = position(frames, "queued notice", |f| {
+            type_of(f) == "notification"
+                && payload_str(f, "title").is_some_and(|t| t.starts_with("Queued"))
+        });
+        assert!(
+            notice < first_stop,
+            "[{device}] told during the turn: {frames:#?}"
+        );
+        let answers = stops(frames);
+        assert_eq!(answers.len(), 2, "[{device}] {answers:#?}");
+        assert!(
+            is_stop_answering(answers[0], &first),
+            "[{device}] {answers:#?}"
+        );
+        assert!(
+            is_stop_answering(answers[1], &second),
+            "[{device}] {answers:#?}"
+        );
+    }
+}

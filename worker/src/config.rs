@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
+use crate::chat::BusyPolicy;
+
 /// Which upstream agent runs the turns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AgentKind {
@@ -56,6 +58,12 @@ pub struct WorkerArgs {
     /// `s3://bucket/prefix`; images attached to messages are read from it for the agent.
     #[arg(long, env = "IRIS_MEDIA_STORE")]
     pub media_store: Option<String>,
+
+    /// What a message sent while the chat's agent is busy does, for chats that chose
+    /// nothing with `/busy`: `queue` (answered in order), `interrupt` (stops the running
+    /// turn) or `steer` (steers it where the agent can, else queued).
+    #[arg(long, env = "IRIS_BUSY_POLICY", value_enum, default_value = "queue")]
+    pub busy_policy: BusyPolicy,
 
     /// A chat actor with no work for this long stops (s).
     #[arg(long, env = "IRIS_CHAT_IDLE_SECS", default_value_t = 60)]

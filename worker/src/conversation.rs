@@ -8,7 +8,9 @@ use redis::aio::ConnectionLike;
 use redis::streams::StreamRangeReply;
 
 use iris_shared::keys::AccountKeys;
+use iris_shared::partition::Partition;
 use iris_shared::protocol::{MessagePayload, Role};
+use iris_shared::user_message;
 
 use crate::agent::ChatMessage;
 
@@ -21,6 +23,8 @@ pub const MODEL: &str = "model";
 pub const REASONING: &str = "reasoning";
 /// Settings field: history entry id after which the current conversation starts.
 pub const CONTEXT_FROM: &str = "context_from";
+/// Settings field: the chat's busy policy (`queue`, `interrupt`, `steer`).
+pub const BUSY_POLICY: &str = "busy";
 
 /// A chat's settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,6 +35,8 @@ pub struct ChatSettings {
     pub show_reasoning: bool,
     /// The conversation starts after this history entry (set by `/new`).
     pub context_from: Option<String>,
+    /// The chat's own busy policy, by name (set by `/busy`).
+    pub busy_policy: Option<String>,
 }
 
 /// Reads the settings of `chat_id`.
@@ -47,6 +53,7 @@ pub async fn load_settings<C: ConnectionLike + Send>(
         model: fields.get(MODEL).cloned().filter(|m| !m.is_empty()),
         show_reasoning: fields.get(REASONING).is_none_or(|v| v != "off"),
         context_from: fields.get(CONTEXT_FROM).cloned(),
+        busy_policy: fields.get(BUSY_POLICY).cloned(),
     })
 }
 
@@ -123,12 +130,27 @@ pub async fn last_history_id<C: ConnectionLike + Send>(
 /// The conversation an upstream is given: user and assistant messages with text, except
 /// those of the turn being run (a turn replayed after a takeover already has its own user
 /// message in history).
-pub fn as_conversation(entries: &[HistoryEntry], excluding: &[&str]) -> Vec<ChatMessage> {
+pub fn as_conversation(
+    entries: &[HistoryEntry],
+    partition: Partition,
+    entry_id: &str,
+) -> Vec<ChatMessage> {
+    let own = [
+        user_message::user_message_id(partition, entry_id),
+        user_message::answer_message_id(partition, entry_id),
+    ];
+    // A user message of a later inbound entry of the chat is shown already but waits for
+    // its own turn (queued behind this one): not part of this turn's conversation.
+    let later = |id: &str| {
+        user_message::entry_of_user_message(id).is_some_and(|(p, entry)| {
+            p == partition && user_message::entry_is_after(entry, entry_id)
+        })
+    };
     entries
         .iter()
         .filter(|entry| {
             let id = entry.message.message_id.as_deref().unwrap_or_default();
-            !excluding.contains(&id)
+            !own.iter().any(|own| own == id) && !later(id)
         })
         .filter_map(|entry| {
             let role = match entry.message.role {
@@ -164,11 +186,11 @@ mod tests {
     #[test]
     fn the_conversation_keeps_user_and_assistant_text_in_order() {
         let entries = [
-            entry("u1", Role::User, "hi"),
-            entry("a1", Role::Assistant, "hello"),
-            entry("s1", Role::System, "note"),
+            entry("u1-1-0", Role::User, "hi"),
+            entry("a1-1-0", Role::Assistant, "hello"),
+            entry("s1-1-0", Role::System, "note"),
         ];
-        let conversation = as_conversation(&entries, &[]);
+        let conversation = as_conversation(&entries, 1, "2-0");
         let roles: Vec<_> = conversation.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["user", "assistant"]);
     }
@@ -176,11 +198,26 @@ mod tests {
     #[test]
     fn the_running_turn_s_own_messages_are_left_out() {
         let entries = [
-            entry("u1", Role::User, "hi"),
-            entry("u2", Role::User, "again"),
+            entry("u1-1-0", Role::User, "hi"),
+            entry("u1-2-0", Role::User, "again"),
         ];
-        let conversation = as_conversation(&entries, &["u2"]);
+        let conversation = as_conversation(&entries, 1, "2-0");
         assert_eq!(conversation.len(), 1);
         assert_eq!(conversation[0].content, "hi");
+    }
+
+    #[test]
+    fn messages_queued_behind_the_turn_are_left_out_but_an_interrupted_answer_stays() {
+        // u1-3-0 was sent (and shown) while turn 2-0 ran; the partial answer to the turn
+        // before it was written after both.
+        let entries = [
+            entry("u1-1-0", Role::User, "first"),
+            entry("u1-2-0", Role::User, "second"),
+            entry("u1-3-0", Role::User, "third"),
+            entry("a1-1-0", Role::Assistant, "partial first answer"),
+        ];
+        let conversation = as_conversation(&entries, 1, "2-0");
+        let texts: Vec<_> = conversation.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(texts, ["first", "partial first answer"]);
     }
 }

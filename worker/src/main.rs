@@ -188,6 +188,7 @@ fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
             actix::spawn(dispatcher.run());
         }
         let publisher = Publisher::new(redis.clone());
+        let default_busy_policy = cli.worker.busy_policy;
         let deps_redis = redis.clone();
         let directory = ChatDirectory::new(
             Box::new(move |directory| ChatDeps {
@@ -200,6 +201,7 @@ fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
                 },
                 directory: directory.clone().recipient(),
                 fenced: directory.clone().recipient(),
+                default_busy_policy,
             }),
             Duration::from_secs(cli.worker.chat_idle_secs),
             redis.clone(),

@@ -13,6 +13,7 @@ use iris_shared::redis_conn::Pool;
 use tokio::sync::watch;
 
 use iris_shared::clock::now_ms;
+use iris_shared::inbound::{InboundEntry, InboundRequest};
 use iris_shared::media::record as media_record;
 use iris_shared::media::store::MediaStore;
 use iris_shared::partition::Partition;
@@ -49,9 +50,31 @@ pub struct TurnRequest {
     pub media_ids: Vec<String>,
     /// When the gateway received it.
     pub received_ms: u64,
+    /// The gateway that received it writes the user's message.
+    pub user_message_by_gateway: bool,
 }
 
 impl TurnRequest {
+    /// The turn of a `message.send` read from `entry`.
+    pub fn new(
+        entry: &InboundEntry,
+        request: &InboundRequest,
+        request_id: Option<u64>,
+        text: String,
+        media_ids: Vec<String>,
+    ) -> Self {
+        Self {
+            partition: entry.partition,
+            entry_id: entry.entry_id.clone(),
+            device_id: request.device_id.clone(),
+            request_id,
+            text,
+            media_ids,
+            received_ms: request.received_ms,
+            user_message_by_gateway: request.user_message_by_gateway,
+        }
+    }
+
     /// Message id of the user's message (stable across re-runs).
     pub fn user_message_id(&self) -> String {
         user_message::user_message_id(self.partition, &self.entry_id)
@@ -182,16 +205,8 @@ pub async fn run_turn(
         request.entry_id.clone(),
     );
     if !start.user_message_written {
-        let user_message = UserMessage {
-            partition: request.partition,
-            entry_id: &request.entry_id,
-            device_id: &request.device_id,
-            request_id: request.request_id,
-            text: &request.text,
-            media: attached_media(&deps, &scope.account, &request.media_ids).await?,
-            received_ms: request.received_ms,
-        };
-        deps.publisher.emit(&scope, user_message.outgoing()).await?;
+        let user_message = user_message_of(&deps, &scope, &request).await?;
+        deps.publisher.emit(&scope, user_message).await?;
     }
     let busy = ServerBody::AgentBusy(AgentBusy {
         message_id: Some(request.user_message_id()),
@@ -276,6 +291,24 @@ pub async fn run_turn(
         "turn finished"
     );
     Ok(())
+}
+
+/// The user's message of `request` as the worker writes it when no gateway did.
+pub async fn user_message_of(
+    deps: &TurnDeps,
+    scope: &ChatScope,
+    request: &TurnRequest,
+) -> Result<Outgoing, PublishError> {
+    let message = UserMessage {
+        partition: request.partition,
+        entry_id: &request.entry_id,
+        device_id: &request.device_id,
+        request_id: request.request_id,
+        text: &request.text,
+        media: attached_media(deps, &scope.account, &request.media_ids).await?,
+        received_ms: request.received_ms,
+    };
+    Ok(message.outgoing())
 }
 
 /// Counts a turn in `turns_running` while it lives.
@@ -380,11 +413,9 @@ async fn turn_input(
         CONVERSATION_LIMIT,
     )
     .await?;
-    let own = [request.user_message_id(), request.answer_message_id()];
-    let own: Vec<&str> = own.iter().map(String::as_str).collect();
     let input = TurnInput {
         text: request.text.clone(),
-        history: conversation::as_conversation(&entries, &own),
+        history: conversation::as_conversation(&entries, request.partition, &request.entry_id),
         model: settings.model.or_else(|| deps.agent.default_model()),
         session_id: format!("iris-{}-{}", scope.account, scope.chat_id),
         images: attached_images(deps, &mut conn, &scope.account, &request.media_ids).await,

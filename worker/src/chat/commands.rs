@@ -14,9 +14,10 @@ use iris_shared::protocol::{
     NotificationKind, PickerConfirm, PickerModel, Role, ServerBody, ServerFrame,
 };
 
+use super::BusyPolicy;
 use super::ChatActor;
 use crate::commands::{self, Invocation};
-use crate::conversation::{self, CONTEXT_FROM, MODEL, REASONING};
+use crate::conversation::{self, BUSY_POLICY, CONTEXT_FROM, MODEL, REASONING};
 use crate::pickers::{self, PickerKind};
 use crate::publisher::{Outgoing, PublishError};
 use crate::turn::{PendingAnswer, TurnDeps, TurnRequest};
@@ -40,14 +41,14 @@ enum FollowUp {
 }
 
 /// A command's answer: the system message and any frames to write after it.
-struct Reply {
+pub(super) struct Reply {
     text: String,
     frames: Vec<ServerBody>,
     follow_up: FollowUp,
 }
 
 impl Reply {
-    fn text(text: impl Into<String>) -> Self {
+    pub(super) fn text(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             frames: Vec::new(),
@@ -73,6 +74,7 @@ impl ChatActor {
             "approve" | "deny" => Some(self.command_approval(&invocation, request, ctx)),
             "help" | "commands" => Some(Reply::text(commands::help_text())),
             "status" => Some(self.command_status()),
+            "busy" => Some(self.command_busy(&invocation.args)),
             _ => None,
         };
         let deps = self.deps.turn.clone();
@@ -82,7 +84,14 @@ impl ChatActor {
         let running = self.running.is_some();
         let device_id = request.device_id.clone();
         let (partition, entry_id) = (entry.partition, entry.entry_id.clone());
+        let chosen_busy_policy = (name == "busy").then(|| BusyPolicy::parse(&args)).flatten();
         let work = async move {
+            if let Some(policy) = chosen_busy_policy {
+                let mut conn = deps.redis.get().await?;
+                let (account, chat) = (&scope.account, &scope.chat_id);
+                conversation::store_setting(&mut conn, account, chat, BUSY_POLICY, policy.name())
+                    .await?;
+            }
             let reply = match immediate {
                 Some(reply) => reply,
                 None => {
@@ -107,6 +116,7 @@ impl ChatActor {
                         text,
                         media_ids: Vec::new(),
                         received_ms: now_ms(),
+                        user_message_by_gateway: false,
                     };
                     act.queue.push_back((turn, entry));
                     act.start_next_turn(ctx);
@@ -221,7 +231,7 @@ impl ChatActor {
             "idle"
         };
         Reply::text(format!(
-            "Agent: {} ({}). Chat {}: {running}, {} queued.",
+            "Agent: {} ({}). Chat {}: {running}, {} queued; busy policy {}.",
             self.deps.turn.agent_name,
             if able.is_empty() {
                 "plain answers".to_owned()
@@ -230,6 +240,7 @@ impl ChatActor {
             },
             self.key.chat_id,
             self.queue.len(),
+            self.busy_policy().name(),
         ))
     }
 

@@ -7,9 +7,13 @@
 //! one has ended and been acknowledged; queued turns stay pending for the next owner.
 //! Slash commands are served by `commands.rs` beside this file.
 
+mod busy_policy;
 mod channels;
 mod commands;
+mod controls;
 mod server_api;
+
+pub use busy_policy::BusyPolicy;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -21,15 +25,14 @@ use iris_shared::inbound::{InboundEntry, InboundRequest, SERVER_DEVICE_ID};
 use iris_shared::keys;
 use iris_shared::outbox::EffectId;
 use iris_shared::protocol::{
-    parse_app_frame, AgentBusy, AgentIdle, AppBody, BusyReason, ErrorCode, ErrorPayload,
-    Notification, NotificationKind, ServerBody, ServerFrame,
+    parse_app_frame, AppBody, ErrorCode, ErrorPayload, ServerBody, ServerFrame,
 };
 use iris_shared::telemetry::propagation;
 
-use crate::agent::AgentError;
+use crate::conversation;
 use crate::directory::{ChatKey, EntryDone, Fenced};
 use crate::publisher::{ChatScope, Outgoing, PublishError};
-use crate::turn::{run_turn, PendingAnswer, TurnControl, TurnDeps, TurnRequest, TurnStart};
+use crate::turn::{run_turn, TurnControl, TurnDeps, TurnRequest, TurnStart};
 use crate::turn_interrupted::{
     end_answered_turn, end_interrupted_turn, turn_progress, TurnProgress,
 };
@@ -68,6 +71,8 @@ pub struct ChatDeps {
     pub directory: Recipient<EntryDone>,
     /// The directory, told when this chat lost its partition.
     pub fenced: Recipient<Fenced>,
+    /// The busy policy of chats that chose none (`IRIS_BUSY_POLICY`).
+    pub default_busy_policy: BusyPolicy,
 }
 
 /// The turn running now.
@@ -91,6 +96,8 @@ pub struct ChatActor {
     running: Option<RunningTurn>,
     /// The parent channel, if this chat is a thread.
     thread_parent: Option<String>,
+    /// The chat's own busy policy (`/busy`), if it chose one.
+    own_busy_policy: Option<BusyPolicy>,
     /// Set by [`FinishRunningTurn`]: no more turns start.
     draining: bool,
     /// Acknowledgements sent and not yet answered.
@@ -113,6 +120,7 @@ impl ChatActor {
             queue: VecDeque::new(),
             running: None,
             thread_parent: None,
+            own_busy_policy: None,
             draining: false,
             acks_in_flight: 0,
             server_requests: VecDeque::new(),
@@ -156,7 +164,10 @@ impl ChatActor {
                     Some(invocation) => {
                         self.run_command(entry, &request, frame.id, text, invocation, ctx)
                     }
-                    None => self.queue_turn(&entry, &request, frame.id, text, media_ids, ctx),
+                    None => {
+                        let turn = TurnRequest::new(&entry, &request, frame.id, text, media_ids);
+                        self.accept_turn(turn, entry, ctx);
+                    }
                 }
             }
             body @ (AppBody::ChannelCreate(_)
@@ -193,66 +204,6 @@ impl ChatActor {
         }
     }
 
-    fn queue_turn(
-        &mut self,
-        entry: &InboundEntry,
-        request: &InboundRequest,
-        request_id: Option<u64>,
-        text: String,
-        media_ids: Vec<String>,
-        ctx: &mut Context<Self>,
-    ) {
-        let turn = TurnRequest {
-            partition: entry.partition,
-            entry_id: entry.entry_id.clone(),
-            device_id: request.device_id.clone(),
-            request_id,
-            text,
-            media_ids,
-            received_ms: request.received_ms,
-        };
-        let queued_behind = self.running.as_ref().map(|r| r.message_id.clone());
-        self.queue.push_back((turn, entry.clone()));
-        match queued_behind {
-            Some(answering) => self.announce_queue(entry, answering, ctx),
-            None => self.start_next_turn(ctx),
-        }
-    }
-
-    /// Tells every device that the message of `entry` waits behind the running turn
-    /// (answering `answering`): `agent.busy` naming both and the whole queue, in order.
-    fn announce_queue(&mut self, entry: &InboundEntry, answering: String, ctx: &mut Context<Self>) {
-        let busy = AgentBusy {
-            message_id: Some(answering),
-            queued: Some(self.queued_message_ids()),
-            ..AgentBusy::because(BusyReason::Processing)
-        };
-        let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::AgentBusy(busy)))
-            .once_as(effect(entry, ordinal::QUEUED));
-        let (publisher, scope) = (self.deps.turn.publisher.clone(), self.scope());
-        ctx.spawn(
-            async move { publisher.emit(&scope, outgoing).await }
-                .in_current_span()
-                .into_actor(self)
-                .map(|result, act, ctx| match result {
-                    Ok(()) => {}
-                    Err(PublishError::Fenced) => act.fenced_off(ctx),
-                    // Only a notice: the message itself is written and will be answered.
-                    Err(PublishError::Redis(err)) => {
-                        tracing::warn!(%err, "queue notice not written")
-                    }
-                }),
-        );
-    }
-
-    /// User message ids of the queued turns, in the order they will run.
-    fn queued_message_ids(&self) -> Vec<String> {
-        self.queue
-            .iter()
-            .map(|(turn, _)| turn.user_message_id())
-            .collect()
-    }
-
     /// Answers a request with `body`, for the requesting device only.
     fn answer_request(
         &mut self,
@@ -280,199 +231,6 @@ impl ChatActor {
     ) {
         let body = ServerBody::Error(ErrorPayload::new(code, message));
         self.answer_request(entry, request, request_id, body, ctx);
-    }
-
-    /// `agent.stop`: stops the running turn upstream (its `agent.idle` then answers the
-    /// stop), or answers with `agent.idle` at once when nothing runs.
-    fn stop_turn(
-        &mut self,
-        entry: InboundEntry,
-        request: &InboundRequest,
-        request_id: Option<u64>,
-        ctx: &mut Context<Self>,
-    ) {
-        if let Some(running) = self.running.as_mut() {
-            if let Ok(mut stop) = running.control.stop_request.lock() {
-                *stop = Some(PendingAnswer {
-                    device_id: request.device_id.clone(),
-                    request_id,
-                });
-            }
-            running.entries.push(entry);
-            if let Some(run) = running.control.request_stop() {
-                ctx.spawn(
-                    async move {
-                        if let Err(err) = run.stop().await {
-                            tracing::info!(%err, "upstream stop refused; the turn ends on its own");
-                        }
-                    }
-                    .into_actor(self),
-                );
-            }
-            return;
-        }
-        let idle = Outgoing::broadcast(ServerFrame::new(ServerBody::AgentIdle(AgentIdle {})))
-            .answering(&request.device_id, request_id)
-            .only_to(&request.device_id);
-        self.answer_then_ack(idle, entry, ctx);
-    }
-
-    /// `agent.steer`: injects the text into the running turn where the upstream can; else
-    /// (or when nothing runs) the text becomes the chat's next turn. Either way the device
-    /// is told which, by a `notification` answering its request.
-    fn steer_turn(
-        &mut self,
-        entry: InboundEntry,
-        request: &InboundRequest,
-        request_id: Option<u64>,
-        text: String,
-        ctx: &mut Context<Self>,
-    ) {
-        if text.trim().is_empty() {
-            let message = "agent.steer needs text".to_owned();
-            self.reject_request(
-                entry,
-                request,
-                request_id,
-                ErrorCode::Unsupported,
-                message,
-                ctx,
-            );
-            return;
-        }
-        let Some(run) = self.running.as_ref().and_then(|r| r.control.run_control()) else {
-            self.queue_turn(&entry, request, request_id, text, Vec::new(), ctx);
-            return;
-        };
-        let steer = {
-            let text = text.clone();
-            async move { run.steer(&text).await }.in_current_span()
-        };
-        let request = request.clone();
-        ctx.spawn(steer.into_actor(self).map(move |result, act, ctx| {
-            let title = match result {
-                Ok(()) => "Steering sent to the running turn".to_owned(),
-                Err(AgentError::Unsupported(_)) | Err(AgentError::NotActive(_)) => {
-                    let queued = TurnRequest {
-                        partition: entry.partition,
-                        entry_id: entry.entry_id.clone(),
-                        device_id: request.device_id.clone(),
-                        request_id: None,
-                        text,
-                        media_ids: Vec::new(),
-                        received_ms: request.received_ms,
-                    };
-                    act.queue.push_back((queued, entry));
-                    act.notify(&request, request_id, "This agent cannot be steered mid-turn: your text is queued as the next turn", ctx);
-                    return;
-                }
-                Err(err) => format!("Steering failed: {err}"),
-            };
-            act.notify(&request, request_id, &title, ctx);
-            act.acknowledge(vec![entry], ctx);
-        }));
-    }
-
-    /// Sends a generic notice to the requesting device, answering its request.
-    fn notify(
-        &mut self,
-        request: &InboundRequest,
-        request_id: Option<u64>,
-        title: &str,
-        ctx: &mut Context<Self>,
-    ) {
-        let notice = Notification {
-            kind: Some(NotificationKind::Generic),
-            title: Some(title.to_owned()),
-            ts: Some(iris_shared::clock::now_ms()),
-            ..Default::default()
-        };
-        let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::Notification(notice)))
-            .answering(&request.device_id, request_id)
-            .only_to(&request.device_id);
-        let publisher = self.deps.turn.publisher.clone();
-        let scope = self.scope();
-        ctx.spawn(
-            async move {
-                if let Err(err) = publisher.emit(&scope, outgoing).await {
-                    tracing::warn!(%err, "notice not written");
-                }
-            }
-            .in_current_span()
-            .into_actor(self),
-        );
-    }
-
-    /// `picker.select`: answers an approval of the running turn. The resolution notice the
-    /// turn writes when the upstream confirms answers the request (on every device).
-    fn select(
-        &mut self,
-        entry: InboundEntry,
-        request: &InboundRequest,
-        request_id: Option<u64>,
-        picker_id: String,
-        value: String,
-        ctx: &mut Context<Self>,
-    ) {
-        if picker_id.starts_with(commands::MODEL_PICKER_PREFIX) {
-            self.choose_model(entry, request, request_id, picker_id, value, ctx);
-            return;
-        }
-        if picker_id.starts_with(commands::CONFIRM_PICKER_PREFIX) {
-            self.confirm_action(entry, request, request_id, picker_id, value, ctx);
-            return;
-        }
-        let control = self.running.as_ref().map(|r| r.control.clone());
-        let approval = control.as_ref().and_then(|control| {
-            let mut open = control.approvals.lock().ok()?;
-            let approval = open.get_mut(&picker_id)?;
-            approval.answered_by = Some(PendingAnswer {
-                device_id: request.device_id.clone(),
-                request_id,
-            });
-            Some(approval.approval_id.clone())
-        });
-        let (Some(control), Some(approval_id)) = (control, approval) else {
-            let message =
-                format!("picker {picker_id:?} is not open (answered already, or expired)");
-            self.reject_request(
-                entry,
-                request,
-                request_id,
-                ErrorCode::NotFound,
-                message,
-                ctx,
-            );
-            return;
-        };
-        let Some(run) = control.run_control() else {
-            return;
-        };
-        let request = request.clone();
-        let approve = async move { run.approve(&approval_id, &value).await }.in_current_span();
-        ctx.spawn(
-            approve
-                .into_actor(self)
-                .map(move |result, act, ctx| match result {
-                    Ok(()) => act.acknowledge(vec![entry], ctx),
-                    Err(err) => {
-                        if let Ok(mut open) = control.approvals.lock() {
-                            if let Some(approval) = open.get_mut(&picker_id) {
-                                approval.answered_by = None;
-                            }
-                        }
-                        let message = err.to_string();
-                        act.reject_request(
-                            entry,
-                            &request,
-                            request_id,
-                            ErrorCode::NotFound,
-                            message,
-                            ctx,
-                        );
-                    }
-                }),
-        );
     }
 
     fn answer_then_ack(
@@ -639,8 +397,8 @@ fn effect(entry: &InboundEntry, ordinal: u32) -> EffectId {
 impl Actor for ChatActor {
     type Context = Context<Self>;
 
-    /// Learns whether the chat is a thread before handling any work, so every frame is
-    /// scoped right.
+    /// Learns whether the chat is a thread, and its busy policy, before handling any work,
+    /// so every frame is scoped right.
     fn started(&mut self, ctx: &mut Self::Context) {
         let redis = self.deps.turn.redis.clone();
         let key = self.key.clone();
@@ -648,14 +406,21 @@ impl Actor for ChatActor {
             let mut conn = redis.get().await.ok()?;
             let channel = iris_shared::channels::get(&mut conn, &key.account, &key.chat_id)
                 .await
-                .ok()??;
-            channel.parent_chat_id
+                .ok()
+                .flatten();
+            let settings = conversation::load_settings(&mut conn, &key.account, &key.chat_id)
+                .await
+                .ok();
+            Some((
+                channel.and_then(|c| c.parent_chat_id),
+                settings.and_then(|s| s.busy_policy),
+            ))
         };
-        ctx.wait(
-            lookup
-                .into_actor(self)
-                .map(|parent, act, _ctx| act.thread_parent = parent),
-        );
+        ctx.wait(lookup.into_actor(self).map(|found, act, _ctx| {
+            let (parent, busy) = found.unwrap_or_default();
+            act.thread_parent = parent;
+            act.own_busy_policy = busy.as_deref().and_then(BusyPolicy::parse);
+        }));
     }
 }
 

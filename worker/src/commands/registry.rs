@@ -60,6 +60,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         "settings",
     ),
     command(
+        "busy",
+        "Show or choose what a message sent while the agent works does",
+        "[queue|interrupt|steer]",
+        "settings",
+    ),
+    command(
         "status",
         "Show the agent, model and what is running",
         "",
