@@ -72,6 +72,11 @@ pub struct Options {
     /// Repetitions (replay, takeover).
     #[arg(long, env = "IRIS_BENCH_REPEATS", default_value_t = 3)]
     pub repeats: usize,
+    /// Pause between the echo agent's chunks in spawned workers (`IRIS_ECHO_DELAY_MS`), so
+    /// turns take time like a real agent's and chat messages arrive while they run (chat:
+    /// a turn streams at least 3 chunks; 0 answers at once).
+    #[arg(long, env = "IRIS_BENCH_AGENT_DELAY_MS", default_value_t = 0)]
+    pub agent_delay_ms: u64,
     /// `IRIS_LEASE_TTL_MS` given to the workers of the takeover's spawned clusters.
     #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 2000)]
     pub lease_ttl_ms: u64,

@@ -19,6 +19,7 @@ iris_shared::metric_set! {
         protocol_errors_total: counter = "Frames answered with an error for bad input.",
         rate_limited_total: counter = "Frames refused over the per-connection rate limit.",
         requests_forwarded_total: counter = "Requests forwarded to workers.",
+        outbox_appends_total: counter = "Frames this gateway appended to account outboxes: users' own messages (and agent.busy when no worker held the chat).",
         deliveries_total: counter = "Entries read from this node's delivery stream.",
         syncs_total: counter = "sync requests answered.",
         sync_resets_total: counter = "sync requests answered with reset.",

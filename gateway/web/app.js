@@ -6,7 +6,7 @@ import { chatOf, clearBusy, emit, forgetPairing, loadPairing, net, on, setBusy, 
 import { Connection } from './connection.js';
 import { hidePairing, setupPairing, showError, showPairing } from './pairing.js';
 import { defaultChat, removeChat, render as renderChats, renameChat, setChats, setupSidebar, upsertChat } from './chats.js';
-import { addMedia, append, dropTimelines, markRead, onCommentary, onMessage, onStart, onStop, onUpdate, setupScrolling, showChat, streaming, visibleNewestAnswer } from './messages.js';
+import { addMedia, append, dropTimelines, markQueue, markRead, onCommentary, onMessage, onStart, onStop, onUpdate, setupScrolling, showChat, streaming, visibleNewestAnswer } from './messages.js';
 import { onToolEnd, onToolProgress, onToolStart, onTurnEnd } from './tools.js';
 import { onPicker, resolved, shown } from './pickers.js';
 import { setupComposer, showBusy } from './composer.js';
@@ -65,10 +65,12 @@ function dispatch(frame, answered) {
       if (streaming(chat)) return addMedia(streaming(chat), payload);
       return append(chat, mediaNode(payload));
     case 'agent.busy':
-      setBusy(chat, payload.reason || 'processing');
+      setBusy(chat, payload.unavailable ? 'unavailable' : payload.reason || 'processing');
+      if (payload.message_id || payload.queued) markQueue(chat, payload.message_id, payload.queued || []);
       return showBusy();
     case 'agent.idle':
       setBusy(chat, null);
+      markQueue(chat, null, null);
       onTurnEnd(chat);
       return showBusy();
     case 'channel.list':

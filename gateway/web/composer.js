@@ -1,6 +1,7 @@
 // The composer: Enter sends (Shift+Enter is a new line), slash-command suggestions from
-// `commands.complete`, Stop and Steer while the agent is busy, and attachments (file picker
-// or drag and drop) uploaded before the message that carries them is sent.
+// `commands.complete`, Stop and Steer while the agent is busy, the chat's busy policy
+// (`/busy`), and attachments (file picker or drag and drop) uploaded before the message that
+// carries them is sent.
 
 import { $, el } from './dom.js';
 import { emit, net, state } from './store.js';
@@ -32,6 +33,7 @@ export function setupComposer() {
     net.conn.request('agent.stop', {}, { chat: state.current, expect: ['agent.idle'] }).catch(report('Stop')),
   );
   $('[data-testid=steer]').addEventListener('click', steer);
+  $('[data-testid=busy-policy]').addEventListener('change', choosePolicy);
   $('[data-testid=attach]').addEventListener('change', (event) => {
     attach([...event.target.files]);
     event.target.value = '';
@@ -63,6 +65,16 @@ function onKey(event) {
     event.preventDefault();
     send();
   }
+}
+
+/** The busy policy picker: what a message sent while the agent works does in this chat. It
+ * sends `/busy <policy>`, whose answer (a system message) says what is now in force. */
+function choosePolicy(event) {
+  const policy = event.target.value;
+  if (!policy) return;
+  net.conn
+    .request('message.send', { text: `/busy ${policy}` }, { chat: state.current, expect: ['message'] })
+    .catch(report('Busy policy'));
 }
 
 async function send() {
@@ -108,7 +120,13 @@ export function showBusy() {
   const reason = state.busy.get(state.current);
   const indicator = $('[data-testid=agent-busy]');
   indicator.hidden = !reason;
-  indicator.textContent = { tool: 'Running a tool…', waiting_input: 'Waiting for your answer…', cron: 'Running a scheduled task…' }[reason] || 'Thinking…';
+  indicator.textContent =
+    {
+      tool: 'Running a tool…',
+      waiting_input: 'Waiting for your answer…',
+      cron: 'Running a scheduled task…',
+      unavailable: 'The agent is unavailable: your message waits and is answered when it is back',
+    }[reason] || 'Thinking…';
   $('[data-testid=stop]').disabled = !reason;
   $('[data-testid=steer]').disabled = !reason;
 }

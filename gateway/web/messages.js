@@ -191,6 +191,20 @@ function upsert(chat, data, messageState) {
   return record;
 }
 
+/** Marks the user's messages of `chat` as the agent reports them (`agent.busy`): the one
+ * `answering` now, and those `queued` behind it, in order. `queued` null (`agent.idle`)
+ * keeps the queue and only clears the answered mark. */
+export function markQueue(chat, answering, queued) {
+  const tl = timelines.get(chat);
+  if (!tl) return;
+  for (const record of tl.byId.values()) {
+    if (record.role !== 'user') continue;
+    if (record.id === answering) record.el.dataset.queue = 'answering';
+    else if (queued?.includes(record.id)) record.el.dataset.queue = 'queued';
+    else if (queued || record.el.dataset.queue === 'answering') delete record.el.dataset.queue;
+  }
+}
+
 /** The answer being streamed in `chat`, if any. */
 export function streaming(chat) {
   const tl = timelines.get(chat);

@@ -95,17 +95,19 @@ impl UserMessage<'_> {
 
 /// Writes the user's message as the gateway that received it does: unfenced (the request
 /// alone determines it), and followed by `agent.busy {unavailable: true}` when no worker
-/// held the chat's partition, so the devices know the answer waits for one.
+/// held the chat's partition, so the devices know the answer waits for one. Returns how
+/// many frames it appended to the outbox (none when the worker was first).
 pub async fn write_from_gateway(
     conn: &mut Connection,
     chat: ChatScope,
     message: &UserMessage<'_>,
     worker_holds_chat: bool,
     trace_parent: Option<String>,
-) -> Result<(), PublishError> {
-    publish(conn, &chat, message.outgoing(), trace_parent.clone()).await?;
+) -> Result<u64, PublishError> {
+    let written = publish(conn, &chat, message.outgoing(), trace_parent.clone()).await?;
+    let mut appended = u64::from(written.appended);
     if worker_holds_chat {
-        return Ok(());
+        return Ok(appended);
     }
     let busy = AgentBusy {
         unavailable: Some(true),
@@ -117,8 +119,12 @@ pub async fn write_from_gateway(
             entry_id: message.entry_id.to_owned(),
             ordinal: UNAVAILABLE_ORDINAL,
         });
-    publish(conn, &chat, unavailable, trace_parent).await?;
-    Ok(())
+    appended += u64::from(
+        publish(conn, &chat, unavailable, trace_parent)
+            .await?
+            .appended,
+    );
+    Ok(appended)
 }
 
 #[cfg(test)]

@@ -116,13 +116,17 @@ async fn connection_frame_and_outbox_counters_equal_what_the_devices_did() {
         1
     );
 
-    // Every outboxed frame of the turn reached both devices with its seq; the worker
-    // counted exactly those appends.
+    // Every outboxed frame of the turn reached both devices with its seq; the gateway
+    // (the user's message) and the worker (the turn) counted exactly those appends.
     let outboxed = seqs(&phone_frames);
     assert_eq!(outboxed, seqs(&tablet_frames));
     assert!(outboxed.len() >= 2, "{phone_frames:#?}");
-    settles_at("outbox appends", outboxed.len() as i64, || {
-        cluster.worker_metric(0, "outbox_appends_total")
+    settles_at("outbox appends", outboxed.len() as i64, || async {
+        let gateway = series_value(
+            &cluster.gateway_metrics_text(0).await,
+            "iris_gateway_outbox_appends_total",
+        );
+        gateway + cluster.worker_metric(0, "outbox_appends_total").await
     })
     .await;
 

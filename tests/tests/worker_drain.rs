@@ -26,6 +26,11 @@ const HANDOVER_LIMIT: Duration = Duration::from_secs(1);
 /// How often the lease watcher looks.
 const LEASE_POLL: Duration = Duration::from_millis(5);
 /// A text whose echo streams for a few seconds (13 chunks).
+/// Like [`LONG_TEXT`], running the echo agent's pretend tool first: a turn whose tool
+/// began is never run twice.
+const TOOL_TEXT: &str = "!tool a message long enough that its echo streams for a few seconds, \
+    chunk after chunk, so the worker is told to stop while the answer is still being written, \
+    and has to decide between finishing it and handing it over to the other worker";
 const LONG_TEXT: &str = "a message long enough that its echo streams for a few seconds, chunk \
     after chunk, so the worker is told to stop while the answer is still being written, and \
     has to decide between finishing it and handing it over to the other worker";
@@ -162,8 +167,9 @@ async fn a_draining_worker_finishes_its_turn_and_the_other_worker_holds_every_pa
 
 /// Proves that the drain grace bounds a worker's shutdown: with `IRIS_DRAIN_GRACE_MS=300`
 /// a worker sent SIGTERM mid-way through a turn of several seconds exits long before the
-/// turn could end, leaving it pending; the new owner does not run it again but ends it
-/// visibly, exactly once (`error`, `message.stop {interrupted: true}`, `agent.idle`).
+/// turn could end, leaving it pending; the turn's tool had begun, so the new owner does not
+/// run it again but ends it visibly, exactly once (`error`, `message.stop {interrupted:
+/// true}`, `agent.idle`).
 #[tokio::test]
 async fn a_turn_outlasting_the_drain_grace_is_handed_over_and_ends_interrupted() {
     let spec = ClusterSpec::default()
@@ -178,7 +184,7 @@ async fn a_turn_outlasting_the_drain_grace_is_handed_over_and_ends_interrupted()
     phone.pair(&token, "phone-1").await;
     phone.set_recv_timeout(FRAME_WAIT);
 
-    phone.send_message(LONG_TEXT).await;
+    phone.send_message(TOOL_TEXT).await;
     let mut frames = phone.recv_until("message.update").await;
     let owner = owner_index(&cluster);
     let terminated = Instant::now();
@@ -188,10 +194,10 @@ async fn a_turn_outlasting_the_drain_grace_is_handed_over_and_ends_interrupted()
 
     let took = exited - terminated;
     println!("drain with 300 ms grace: SIGTERM to exit {took:?}");
-    // The turn's 13 chunks at 600 ms need about 8 s; the worker must not wait for them.
+    // The turn's tool and 13 chunks at 600 ms need about 9 s; the worker must not wait.
     assert!(
         took < Duration::from_secs(4),
         "the worker took {took:?} to exit"
     );
-    assert_interrupted_turn("phone", &frames, LONG_TEXT);
+    assert_interrupted_turn("phone", &frames, TOOL_TEXT);
 }

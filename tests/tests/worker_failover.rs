@@ -23,8 +23,10 @@ const PARTITIONS: u32 = 4;
 const TAKEOVER_WAIT: Duration = Duration::from_secs(15);
 /// How long the workers may take to share the partitions evenly.
 const BALANCE_WAIT: Duration = Duration::from_secs(30);
-/// A text whose echo streams for seconds (20 chunks at the test's delay).
-const LONG_TEXT: &str = "the first message, long enough that its echo streams for a good few \
+/// A text whose echo runs the echo agent's pretend tool, then streams for seconds (20
+/// chunks at the test's delay): a turn whose tool began is never run twice.
+const LONG_TEXT: &str =
+    "!tool the first message, long enough that its echo streams for a good few \
     seconds, chunk after chunk after chunk, so that the worker can be killed in the middle of \
     it and the turn is cut off well before it could have finished on its own, whatever the load";
 
@@ -51,15 +53,15 @@ fn owner_of_default_chat(cluster: &Cluster) -> (usize, String) {
     (index, worker_node_id(1 - index))
 }
 
-/// Proves that when the worker streaming a reply is killed with SIGKILL mid-turn, the
-/// surviving worker takes the partition over and, instead of running the turn again, ends
-/// it visibly: the device gets the user's message once, then exactly one
+/// Proves that when the worker streaming a reply whose tool began is killed with SIGKILL
+/// mid-turn, the surviving worker takes the partition over and, instead of running the
+/// turn (and its tool) again, ends it visibly: the device gets the user's message once, then exactly one
 /// `error {internal}` about the interruption, one empty `message.stop {interrupted: true}`
 /// and one `agent.idle`, with seqs strictly increasing over the whole connection; and that
 /// the next message is answered normally by the survivor.
 #[tokio::test]
-async fn a_turn_cut_off_by_a_killed_worker_ends_interrupted_once_and_the_next_message_is_answered()
-{
+async fn a_turn_whose_tool_began_cut_off_by_a_killed_worker_ends_interrupted_once_and_the_next_message_is_answered(
+) {
     let mut cluster = cluster("worker-failover-interrupted").await;
     let token = cluster.create_token(ACCOUNT);
     let mut phone = cluster.connect(0, "phone").await;
@@ -89,9 +91,9 @@ async fn a_turn_cut_off_by_a_killed_worker_ends_interrupted_once_and_the_next_me
 }
 
 /// Proves that a message the dead worker had already read (it was pending on that worker,
-/// queued behind the running turn) but not begun is run normally by the new owner: after
-/// the cut-off turn's interrupted ending, the device gets that message's whole streamed
-/// answer, exactly once.
+/// queued behind the running turn) but not begun is run normally by the new owner: shown
+/// at once when sent, and after the cut-off turn's interrupted ending the device gets that
+/// message's whole streamed answer, exactly once.
 #[tokio::test]
 async fn a_message_read_but_not_begun_by_a_killed_worker_is_answered_normally_by_the_new_owner() {
     let mut cluster = cluster("worker-failover-queued").await;
@@ -124,7 +126,17 @@ async fn a_message_read_but_not_begun_by_a_killed_worker_is_answered_normally_by
             .position(|f| type_of(f) == "agent.idle")
             .unwrap_or_else(|| panic!("no agent.idle after the interrupted stop: {frames:#?}"));
     assert_interrupted_turn("phone", &frames[..=first_idle], LONG_TEXT);
-    assert_whole_streamed_turn("phone", &frames[first_idle + 1..], queued, Some(queued_id));
+    let echo = frames
+        .iter()
+        .position(|f| is_user_message(f, queued))
+        .unwrap_or_else(|| panic!("the queued message was never shown: {frames:#?}"));
+    assert!(
+        echo < stop_of_first,
+        "the queued message waited for the turn: {frames:#?}"
+    );
+    let mut turn = vec![frames[echo].clone()];
+    turn.extend_from_slice(&frames[first_idle + 1..]);
+    assert_whole_streamed_turn("phone", &turn, queued, Some(queued_id));
 }
 
 /// Waits until `count` entries of the default chat's partition are pending on `consumer`

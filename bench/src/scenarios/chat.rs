@@ -1,7 +1,10 @@
 //! `chat`: accounts × devices spread over the gateways (device d on gateway d % G); each
 //! account's device 0 sends `message.send` at `--rate` per second; every other device
 //! measures send → first `message.update` (the main latency) and send → `message.stop`
-//! of each turn, and counts that every turn it should see ended.
+//! of each turn, and counts that every turn it should see ended. With a slow agent
+//! (`--agent-delay-ms`) messages arrive while turns run: each device also measures send →
+//! the user's message shown, separately for messages sent while the chat's agent was busy
+//! (an earlier message still unanswered) and while it was idle.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -78,11 +81,15 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     stop_sending.send_replace(true);
     stats.set_phase("draining");
     let mut stop_latency = latency_histogram();
+    let mut shown_busy = latency_histogram();
+    let mut shown_idle = latency_histogram();
     let mut turns_seen = 0;
     while let Some(joined) = receivers.join_next().await {
-        if let Ok((turns, histogram)) = joined {
-            turns_seen += turns;
-            stop_latency.add(&histogram).ok();
+        if let Ok(seen) = joined {
+            turns_seen += seen.turns;
+            stop_latency.add(&seen.stop).ok();
+            shown_busy.add(&seen.shown_busy).ok();
+            shown_idle.add(&seen.shown_idle).ok();
         }
     }
     let after = bench.snapshot().await;
@@ -105,6 +112,13 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     result.put("stop_p50_ms", p50.into());
     result.put("stop_p99_ms", p99.into());
     result.put("stop_p999_ms", p999.into());
+    for (name, histogram) in [("shown_busy", &shown_busy), ("shown_idle", &shown_idle)] {
+        let (p50, p99, _) = quantiles_ms(histogram);
+        result.put(&format!("{name}_p50_ms"), p50.into());
+        result.put(&format!("{name}_p99_ms"), p99.into());
+        result.put(&format!("{name}_count"), histogram.len().into());
+    }
+    result.put("agent_delay_ms", bench.options.agent_delay_ms.into());
     result.put("accounts", account_count.into());
     result.put("devices_per_account", per_account.into());
     result.put("rate_per_account", rate.into());
@@ -164,20 +178,36 @@ async fn send_turns(
     }
 }
 
-/// Another device of the account: the turns it sees, their latencies. Returns the number
-/// of turns that ended and the send → `message.stop` histogram, once sending stopped and
-/// every turn sent ended (or the drain timeout passed).
+/// What one watching device saw.
+struct Seen {
+    /// Turns that ended.
+    turns: u64,
+    /// send → `message.stop`.
+    stop: Histogram<u64>,
+    /// send → the user's message shown, for messages sent while an earlier one of the
+    /// account was still unanswered.
+    shown_busy: Histogram<u64>,
+    /// The same for messages sent while every earlier one was answered.
+    shown_idle: Histogram<u64>,
+}
+
+/// Another device of the account: the turns it sees, their latencies, once sending stopped
+/// and every turn sent ended (or the drain timeout passed).
 async fn watch_turns(
     mut connection: Connection,
     account: usize,
     sent: Arc<Vec<AtomicU64>>,
     stats: Arc<LiveStats>,
     mut stop: watch::Receiver<bool>,
-) -> (u64, Histogram<u64>) {
-    let mut stop_latency = latency_histogram();
+) -> Seen {
+    let mut seen = Seen {
+        turns: 0,
+        stop: latency_histogram(),
+        shown_busy: latency_histogram(),
+        shown_idle: latency_histogram(),
+    };
     let mut pending: VecDeque<u64> = VecDeque::new();
     let mut front_updated = false;
-    let mut turns = 0u64;
     let mut drain_deadline = None;
     let mut checks = tokio::time::interval(Duration::from_millis(50));
     loop {
@@ -187,8 +217,8 @@ async fn watch_turns(
             }
             _ = checks.tick() => {
                 if let Some(deadline) = drain_deadline {
-                    if turns >= sent[account].load(Ordering::Relaxed) || tokio::time::Instant::now() > deadline {
-                        return (turns, stop_latency);
+                    if seen.turns >= sent[account].load(Ordering::Relaxed) || tokio::time::Instant::now() > deadline {
+                        return seen;
                     }
                 }
             }
@@ -197,7 +227,7 @@ async fn watch_turns(
                     Incoming::Text(text) => text,
                     Incoming::Closed(code) => {
                         stats.error(format!("receiver closed (code {code:?})"));
-                        return (turns, stop_latency);
+                        return seen;
                     }
                 };
                 stats.frames_received(1);
@@ -209,6 +239,12 @@ async fn watch_turns(
                 match head.kind {
                     "message" => {
                         if let Some(stamp) = stamp_in(&text) {
+                            let shown = if pending.is_empty() {
+                                &mut seen.shown_idle
+                            } else {
+                                &mut seen.shown_busy
+                            };
+                            shown.saturating_record(now.saturating_sub(stamp).max(1));
                             pending.push_back(stamp);
                         }
                     }
@@ -220,9 +256,9 @@ async fn watch_turns(
                     }
                     "message.stop" => {
                         if let Some(stamp) = stamp_in(&text) {
-                            stop_latency.saturating_record(now.saturating_sub(stamp).max(1));
+                            seen.stop.saturating_record(now.saturating_sub(stamp).max(1));
                             pending.retain(|&p| p != stamp);
-                            turns += 1;
+                            seen.turns += 1;
                         }
                         front_updated = false;
                     }

@@ -117,7 +117,7 @@ pub async fn run(name: ScenarioName, options: &Options) -> Result<ScenarioResult
         worker_env: if name == ScenarioName::Takeover {
             vec![("IRIS_LEASE_TTL_MS", options.lease_ttl_ms.to_string())]
         } else {
-            Vec::new()
+            vec![("IRIS_ECHO_DELAY_MS", options.agent_delay_ms.to_string())]
         },
     };
     if name == ScenarioName::Takeover {

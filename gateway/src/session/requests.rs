@@ -321,6 +321,7 @@ impl Session {
         };
         let redis = self.state.redis.clone();
         let partitions = self.state.partitions;
+        let stats = self.state.metrics.clone();
         let enqueue = async move {
             let mut conn = redis
                 .get()
@@ -354,10 +355,11 @@ impl Session {
             let trace_parent = propagation::traceparent_of(&tracing::Span::current());
             let written =
                 write_from_gateway(&mut conn, chat, &message, enqueued.owned, trace_parent).await;
-            if let Err(err) = written {
+            match written {
+                Ok(appended) => iris_shared::metrics::add(&stats.outbox_appends_total, appended),
                 // The request is accepted (it is in the stream): the worker writes the
                 // message when it starts the turn.
-                tracing::warn!(%err, "user message left to the worker");
+                Err(err) => tracing::warn!(%err, "user message left to the worker"),
             }
             Ok(())
         }

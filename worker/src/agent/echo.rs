@@ -1,8 +1,10 @@
 //! The built-in echo agent: answers a text T by streaming "echo: T" in chunks, so the
 //! whole cluster can be tried and tested without an LLM. A text starting with
 //! [`FAIL_PREFIX`] makes the turn fail the way an upstream failure does, so the app's
-//! error path can be tried too. Media attached to the message comes back as the agent's
-//! own media, so the whole media path can be tried without an LLM as well.
+//! error path can be tried too. A text starting with [`TOOL_PREFIX`] makes it run a pretend
+//! tool (named `echo`) before answering, so the tool path (and what a stopped worker does
+//! to a turn whose tools began) can be tried too. Media attached to the message comes back
+//! as the agent's own media, so the whole media path can be tried without an LLM as well.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +19,8 @@ use super::{Agent, AgentCaps, AgentError, AgentEvent, AgentRun, ModelInfo, RunCo
 pub const ECHO_MODEL: &str = "echo";
 /// Texts starting with this make the echo agent fail after its first chunk.
 pub const FAIL_PREFIX: &str = "!fail";
+/// Texts starting with this make the echo agent run its pretend tool first.
+pub const TOOL_PREFIX: &str = "!tool";
 /// Fewest chunks an answer is streamed in, so every answer has several updates.
 const MIN_CHUNKS: usize = 3;
 /// Most characters per chunk.
@@ -80,6 +84,22 @@ impl Agent for EchoAgent {
                 tokens: Some(deltas.len() as u64),
             },
         };
+        let tool = input.text.starts_with(TOOL_PREFIX).then(|| {
+            let preview = Some(input.text.clone());
+            [
+                AgentEvent::ToolStarted {
+                    name: "echo".to_owned(),
+                    preview: preview.clone(),
+                    args: None,
+                },
+                AgentEvent::ToolCompleted {
+                    name: "echo".to_owned(),
+                    duration_secs: Some(delay.as_secs_f64()),
+                    ok: true,
+                    output_preview: preview,
+                },
+            ]
+        });
         let deltas: Vec<AgentEvent> = match ending {
             AgentEvent::Failed(_) => deltas
                 .into_iter()
@@ -99,6 +119,7 @@ impl Agent for EchoAgent {
                 )
                 .collect(),
         };
+        let deltas: Vec<AgentEvent> = tool.into_iter().flatten().chain(deltas).collect();
         let events = stream::unfold(
             (deltas.into_iter(), Some(ending)),
             move |(mut deltas, ending)| {
@@ -197,6 +218,25 @@ mod tests {
         };
         let events: Vec<_> = agent.start(input).events.collect().await;
         assert!(matches!(events.last(), Some(AgentEvent::Failed(_))));
+    }
+
+    #[tokio::test]
+    async fn a_tool_request_runs_the_pretend_tool_before_the_text() {
+        let agent = EchoAgent {
+            delay: Duration::ZERO,
+        };
+        let input = TurnInput {
+            text: "!tool ls".into(),
+            ..Default::default()
+        };
+        let events: Vec<_> = agent.start(input).events.collect().await;
+        assert!(matches!(&events[0], AgentEvent::ToolStarted { name, .. } if name == "echo"));
+        assert!(matches!(
+            &events[1],
+            AgentEvent::ToolCompleted { ok: true, .. }
+        ));
+        assert!(matches!(&events[2], AgentEvent::TextDelta(_)));
+        assert!(matches!(events.last(), Some(AgentEvent::Done { .. })));
     }
 
     #[tokio::test]
