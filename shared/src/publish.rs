@@ -8,6 +8,7 @@
 //! worker, writes the same frame as the same effect, so it is written once).
 
 use redis::{ErrorKind, ServerErrorKind};
+use tracing::Instrument as _;
 
 use crate::clock::{now_ms, now_us};
 use crate::delivery::{add_publish_to_nodes, RoutedFrame};
@@ -132,8 +133,28 @@ fn searchable(scope: &ChatScope, message: &MessagePayload) -> Option<IndexedMess
 
 /// Writes one frame: outbox (never-dropped frames) then live delivery. A frame an earlier
 /// attempt already wrote is delivered live again (devices drop seqs they have), never
-/// appended twice. `trace_parent` is the writer's span, carried to every gateway.
+/// appended twice. The write is an `iris.emit` producer span, which every gateway's
+/// delivery of the frame continues.
 pub async fn publish(
+    conn: &mut Connection,
+    scope: &ChatScope,
+    outgoing: Outgoing,
+) -> Result<Published, PublishError> {
+    let span = crate::traced_span!(
+        "iris.emit",
+        otel.kind = "producer",
+        messaging.system = "redis",
+        messaging.operation.type = "send",
+        frame = outgoing.frame.body.type_name(),
+        chat = %scope.chat_id
+    );
+    let trace_parent = crate::telemetry::propagation::traceparent_of(&span);
+    write(conn, scope, outgoing, trace_parent)
+        .instrument(span)
+        .await
+}
+
+async fn write(
     conn: &mut Connection,
     scope: &ChatScope,
     outgoing: Outgoing,

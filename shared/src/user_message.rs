@@ -102,9 +102,8 @@ pub async fn write_from_gateway(
     chat: ChatScope,
     message: &UserMessage<'_>,
     worker_holds_chat: bool,
-    trace_parent: Option<String>,
 ) -> Result<u64, PublishError> {
-    let written = publish(conn, &chat, message.outgoing(), trace_parent.clone()).await?;
+    let written = publish(conn, &chat, message.outgoing()).await?;
     let mut appended = u64::from(written.appended);
     if worker_holds_chat {
         return Ok(appended);
@@ -119,11 +118,7 @@ pub async fn write_from_gateway(
             entry_id: message.entry_id.to_owned(),
             ordinal: UNAVAILABLE_ORDINAL,
         });
-    appended += u64::from(
-        publish(conn, &chat, unavailable, trace_parent)
-            .await?
-            .appended,
-    );
+    appended += u64::from(publish(conn, &chat, unavailable).await?.appended);
     Ok(appended)
 }
 

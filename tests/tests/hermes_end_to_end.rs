@@ -454,3 +454,63 @@ async fn two_devices_on_two_gateways_both_see_the_approval_and_the_finished_turn
         "the approved rm -rf did not run"
     );
 }
+
+/// Proves that a message sent while a Hermes turn is busy with its tool (waiting for the
+/// command's approval) is shown at once on both devices (with its request id on the
+/// sender) and listed as queued behind the running turn, and that Hermes answers it after
+/// the tool turn finishes, in order, each turn once.
+#[tokio::test]
+async fn a_message_sent_during_a_hermes_tool_turn_is_shown_at_once_and_answered_after_it() {
+    let setup = HermesCluster::start("hermes-busy", 2).await;
+    let mut phone = setup.device(0, "phone").await;
+    let mut tablet = setup.device(1, "tablet").await;
+
+    let mut on_phone =
+        send_and_read_until(&mut phone, "phone", DANGEROUS_PROMPT, "picker.approval").await;
+    let picker_id = picker_id_when_asked(&mut phone, "phone", &mut on_phone).await;
+    let second_id = phone.send_message(PLAIN_PROMPT).await;
+    let queue_shown = |frame: &Value| {
+        payload(frame)["queued"]
+            .as_array()
+            .is_some_and(|q| q.len() == 1)
+    };
+    let shown_on_phone = phone.recv_until_match("agent.busy", queue_shown).await;
+    let shown_on_tablet = tablet.recv_until_match("agent.busy", queue_shown).await;
+    for (device, frames, expected_id) in [
+        ("phone", &shown_on_phone, Some(second_id)),
+        ("tablet", &shown_on_tablet, None),
+    ] {
+        let echo = frames
+            .iter()
+            .find(|frame| is_user_message(frame, PLAIN_PROMPT))
+            .unwrap_or_else(|| panic!("[{device}] the second message not shown: {frames:#?}"));
+        assert_eq!(id_of(echo), expected_id, "[{device}] {echo}");
+        let queued = &payload(frames.last().expect("the busy frame"))["queued"];
+        assert_eq!(
+            queued[0],
+            payload(echo)["message_id"],
+            "[{device}] {queued}"
+        );
+        assert!(
+            !frames.iter().any(|frame| type_of(frame) == "message.stop"),
+            "[{device}] shown only after the tool turn ended: {frames:#?}"
+        );
+    }
+    on_phone.extend(shown_on_phone);
+
+    answer_approval(&mut phone, &picker_id, "once").await;
+    let plain_answered = |frame: &Value| payload_str(frame, "final_text") == Some(PLAIN_ANSWER);
+    on_phone.extend(phone.recv_until_match("message.stop", plain_answered).await);
+    on_phone.extend(phone.recv_until("agent.idle").await);
+    let stops = of_type(&on_phone, "message.stop");
+    assert_eq!(stops.len(), 2, "one answer each: {stops:#?}");
+    assert!(
+        payload_str(stops[0], "final_text")
+            .is_some_and(|t| t.contains(TOOL_ANSWER_PREFIX.trim_end())),
+        "the tool turn is answered first: {stops:#?}"
+    );
+    assert!(
+        plain_answered(stops[1]),
+        "then the queued message: {stops:#?}"
+    );
+}

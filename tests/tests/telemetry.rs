@@ -324,10 +324,22 @@ fn by_type(frames: &[Value]) -> BTreeMap<String, i64> {
     counts
 }
 
+/// The frames of one turn the worker published: those the device saw, but the user's
+/// message (the gateway's write).
+fn worker_published(seen: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
+    let mut published = seen.clone();
+    if let Some(messages) = published.get_mut("message") {
+        *messages -= 1;
+    }
+    published.retain(|_, count| *count > 0);
+    published
+}
+
 /// Proves that the metrics say what happened: the frames of a turn that the second
 /// gateway counted as sent, by type, are exactly those its one device received; the worker
-/// counted the same frames as published and one finished turn; and the values that arrive
-/// by OTLP equal the ones each node shows on `/metrics`.
+/// counted the same frames as published (all but the user's message, which the first
+/// gateway wrote and counted as its one outbox append) and one finished turn; and the
+/// values that arrive by OTLP equal the ones each node shows on `/metrics`.
 #[tokio::test]
 async fn exported_metrics_match_what_the_devices_received_and_each_nodes_metrics_page() {
     let receiver = OtlpReceiver::start().await;
@@ -348,9 +360,18 @@ async fn exported_metrics_match_what_the_devices_received_and_each_nodes_metrics
 
     let gateway_page = cluster.gateway_metrics_text(1).await;
     let worker_page = cluster.worker_metrics_text(0).await;
+    let first_gateway = cluster.gateway_metrics_text(0).await;
+    assert_eq!(
+        series_value(&first_gateway, "iris_gateway_outbox_appends_total"),
+        1,
+        "the phone's gateway wrote the user's message"
+    );
+    let published_by_worker = worker_published(&seen);
     for (frame_type, count) in &seen {
         let series = format!("iris_gateway_frames_sent_total{{type=\"{frame_type}\"}}");
         assert_eq!(series_value(&gateway_page, &series), *count, "{series}");
+    }
+    for (frame_type, count) in &published_by_worker {
         let series = format!("iris_worker_frames_published_total{{type=\"{frame_type}\"}}");
         assert_eq!(series_value(&worker_page, &series), *count, "{series}");
     }
@@ -409,6 +430,9 @@ async fn exported_metrics_match_what_the_devices_received_and_each_nodes_metrics
                 sent,
             )
             .await;
+    }
+    for (frame_type, count) in &published_by_worker {
+        let labels = format!("type={frame_type}");
         let published = exported(
             "iris-worker",
             &worker,

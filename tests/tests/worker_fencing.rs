@@ -21,8 +21,9 @@ const TAKEOVER_WAIT: Duration = Duration::from_secs(15);
 const NOTICE_WAIT: Duration = Duration::from_secs(15);
 /// How long the device keeps listening for stray frames after the woken worker stopped.
 const STRAY_WINDOW: Duration = Duration::from_millis(1_500);
-/// A text whose echo streams for several seconds (13 chunks at 500 ms).
-const LONG_TEXT: &str = "a message long enough that its echo streams for several seconds, \
+/// A text whose echo runs the echo agent's pretend tool, then streams for several seconds
+/// (13 chunks at 500 ms): a turn whose tool began ends interrupted on the new owner.
+const LONG_TEXT: &str = "!tool a message long enough that its echo streams for several seconds, \
     chunk after chunk, so the worker writing it can be frozen in the middle, lose its lease \
     while frozen, and then wake up still believing it is writing the answer to this message";
 

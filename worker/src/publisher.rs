@@ -1,8 +1,6 @@
-//! The worker's frame writer: [`iris_shared::publish`] inside an `iris.emit` span, counted
-//! in the worker's metrics.
+//! The worker's frame writer: [`iris_shared::publish`], counted in the worker's metrics.
 
 use iris_shared::redis_conn::Pool;
-use tracing::Instrument as _;
 
 pub use iris_shared::publish::{ChatScope, Outgoing, PublishError};
 
@@ -24,20 +22,11 @@ impl Publisher {
     /// earlier attempt already wrote is delivered live again, never appended twice.
     pub async fn emit(&self, scope: &ChatScope, outgoing: Outgoing) -> Result<(), PublishError> {
         let frame_type = outgoing.frame.body.type_name();
-        let span = iris_shared::traced_span!(
-            "iris.emit",
-            otel.kind = "producer",
-            messaging.system = "redis",
-            messaging.operation.type = "send",
-            frame = frame_type,
-            chat = %scope.chat_id
-        );
-        let trace_parent = iris_shared::telemetry::propagation::traceparent_of(&span);
         let write = async {
             let mut conn = self.redis.get().await?;
-            iris_shared::publish::publish(&mut conn, scope, outgoing, trace_parent).await
+            iris_shared::publish::publish(&mut conn, scope, outgoing).await
         };
-        let result = write.instrument(span).await;
+        let result = write.await;
         let stats = metrics::get();
         match &result {
             Ok(published) => {

@@ -418,6 +418,7 @@ async fn turn_input(
         history: conversation::as_conversation(&entries, request.partition, &request.entry_id),
         model: settings.model.or_else(|| deps.agent.default_model()),
         session_id: format!("iris-{}-{}", scope.account, scope.chat_id),
+        turn_key: format!("iris-{}-{}", scope.account, request.answer_message_id()),
         images: attached_images(deps, &mut conn, &scope.account, &request.media_ids).await,
         media_ids: request.media_ids.clone(),
     };

@@ -14,7 +14,6 @@ use iris_shared::protocol::{
 };
 use iris_shared::publish::ChatScope;
 use iris_shared::push::{self, PushTarget};
-use iris_shared::telemetry::propagation;
 use iris_shared::user_message::{write_from_gateway, UserMessage};
 
 use super::replay::ReplayPurpose;
@@ -352,9 +351,7 @@ impl Session {
                 media,
                 received_ms: request.received_ms,
             };
-            let trace_parent = propagation::traceparent_of(&tracing::Span::current());
-            let written =
-                write_from_gateway(&mut conn, chat, &message, enqueued.owned, trace_parent).await;
+            let written = write_from_gateway(&mut conn, chat, &message, enqueued.owned).await;
             match written {
                 Ok(appended) => iris_shared::metrics::add(&stats.outbox_appends_total, appended),
                 // The request is accepted (it is in the stream): the worker writes the

@@ -3,7 +3,9 @@
 // once and in order; slash commands autocomplete (`/ti` → `/title`) and rename the chat on
 // both devices; a notification published by the server shows as a toast on both; a page
 // reloaded during a long answer still shows the chat busy, and the answer is stopped with the
-// Stop button and ends at once, cut short; read receipts of the other device show on each.
+// Stop button and ends at once, cut short; a message sent during an answer shows at once on
+// both pages, marked queued, and is answered after it; the busy policy picker changes the
+// chat's policy; read receipts of the other device show on each.
 
 import assert from 'node:assert/strict';
 import { gateways, run } from '../lib/harness.mjs';
@@ -13,6 +15,7 @@ import {
   finishedAnswer,
   messages,
   openAndPair,
+  userMessage,
   send,
   waitForState,
   waitIdle,
@@ -134,6 +137,35 @@ await run('history_commands_stop', async (scenario) => {
     assert.ok(!text.includes('word39'), `the whole answer was written after Stop: ${text}`);
     await waitIdle(laptop, 10_000);
     await scenario.shot(desktop, '04-stopped-desktop');
+  });
+
+  await scenario.step('a message sent during an answer shows queued on both at once, then is answered', async () => {
+    await send(desktop, LONG_PROMPT);
+    await messages(desktop).and(desktop.locator('[data-role="assistant"][data-state="streaming"]')).last().waitFor();
+    await send(laptop, 'a queued question');
+    for (const page of [laptop, desktop]) {
+      const queued = await userMessage(page, 'a queued question');
+      await queued.and(page.locator('[data-queue="queued"]')).waitFor({ timeout: 3_000 });
+    }
+    // Still streaming the long answer: the question did not wait for it to be shown.
+    assert.equal(await desktop.locator(byTestId('agent-busy')).isHidden(), false, 'the long answer ended first');
+    await scenario.shot(desktop, '05-queued-desktop');
+    for (const page of [laptop, desktop]) {
+      await finishedAnswer(page, 'a queued question', 'echo: a queued question');
+      await waitIdle(page, 30_000);
+      const answered = await userMessage(page, 'a queued question');
+      assert.equal(await answered.getAttribute('data-queue'), null, `${page.label}: still marked after its answer`);
+    }
+  });
+
+  await scenario.step('the busy policy picker sets the chat to interrupt', async () => {
+    await desktop.locator(`select${byTestId('busy-policy')}`).selectOption('interrupt');
+    for (const page of [laptop, desktop]) {
+      await messages(page)
+        .and(page.locator('[data-role="system"]'))
+        .filter({ hasText: 'Busy policy for this chat: interrupt' })
+        .waitFor();
+    }
   });
 
   await scenario.step('each device shows the other one read the answer', async () => {

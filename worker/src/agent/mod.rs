@@ -40,6 +40,9 @@ pub struct TurnInput {
     pub model: Option<String>,
     /// A stable id of the chat, for upstreams that group runs into sessions.
     pub session_id: String,
+    /// A stable id of this turn, the same when a turn is run again after its worker
+    /// stopped: sent as `Idempotency-Key` where the upstream can take one.
+    pub turn_key: String,
     /// Images attached to the user's message, for upstreams that can see them.
     pub images: Vec<ImageInput>,
     /// Ids of all media attached to the user's message.

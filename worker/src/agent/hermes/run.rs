@@ -108,6 +108,9 @@ impl RunReader {
         let response = self
             .endpoint
             .post("/v1/runs", &self.submission())
+            // Hermes 0.19 honours the key on its non-streaming routes only; a Hermes that
+            // honours it on runs never starts a re-driven turn twice.
+            .header("Idempotency-Key", &self.input.turn_key)
             .send()
             .await
             .map_err(|err| {

@@ -39,6 +39,7 @@ fn turn(text: &str) -> TurnInput {
     TurnInput {
         text: text.to_owned(),
         session_id: "chat-1".to_owned(),
+        turn_key: "turn-1".to_owned(),
         ..TurnInput::default()
     }
 }

@@ -48,6 +48,7 @@ async fn the_run_carries_the_text_history_session_and_chosen_model() {
         ],
         model: Some("fake-model".to_owned()),
         session_id: "chat-7".to_owned(),
+        turn_key: "turn-1".to_owned(),
         images: Vec::new(),
         media_ids: Vec::new(),
     };
