@@ -144,6 +144,11 @@ impl TurnControl {
         self.run.lock().ok().and_then(|run| run.clone())
     }
 
+    /// Whether a stop was asked for.
+    fn stop_requested(&self) -> bool {
+        *self.stop.borrow()
+    }
+
     /// The upstream run's controls, if it has started.
     pub fn run_control(&self) -> Option<Arc<dyn RunControl>> {
         self.run.lock().ok().and_then(|run| run.clone())
@@ -233,6 +238,16 @@ pub async fn run_turn(
     let run = upstream.in_scope(|| deps.agent.start(input.clone()));
     if let Ok(mut slot) = control.run.lock() {
         *slot = Some(run.control.clone());
+    }
+    if control.stop_requested() {
+        // Stopped before the run had controls (an `agent.stop`, or an interrupting message,
+        // came while the turn was starting): stop it now rather than waiting out the grace.
+        let stop = run.control.stop();
+        tokio::spawn(async move {
+            if let Err(err) = stop.await {
+                tracing::info!(%err, "upstream stop refused; the turn ends on its own");
+            }
+        });
     }
     let mut events = run.events;
     let mut state = TurnState::new(message_id.clone(), request.clone());

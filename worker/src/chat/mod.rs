@@ -36,7 +36,9 @@ use crate::turn::{run_turn, TurnControl, TurnDeps, TurnRequest, TurnStart};
 use crate::turn_interrupted::{
     end_answered_turn, end_interrupted_turn, turn_progress, TurnProgress,
 };
-use crate::turn_writer::ordinal;
+
+/// Effect ordinal of a request's one answer (a request that is no turn has no other effect).
+const ANSWER_ORDINAL: u32 = 0;
 
 /// Pause before retrying work that failed on Redis.
 const RETRY_DELAY: Duration = Duration::from_secs(1);
@@ -241,7 +243,7 @@ impl ChatActor {
     ) {
         let publisher = self.deps.turn.publisher.clone();
         let scope = self.scope();
-        let outgoing = outgoing.once_as(effect(&entry, ordinal::USER_MESSAGE));
+        let outgoing = outgoing.once_as(effect(&entry, ANSWER_ORDINAL));
         let retry_outgoing = outgoing.clone();
         let write = async move { publisher.emit(&scope, outgoing).await }.in_current_span();
         ctx.spawn(
