@@ -11,6 +11,7 @@
 //! - `epoch_watch`: the actor that drops chats and leases when Redis lost its data.
 //! - `chat`: the chat actor, one per active chat.
 //! - `turn`: one agent turn as protocol frames, written exactly once.
+//! - `turn_attachments`: the user's message as the worker writes it, and attached images.
 //! - `turn_interrupted`: how far earlier attempts got; the ending of a cut-off turn.
 //! - `pickers`: open pickers any device can answer.
 //! - `publisher`: outbox append plus live delivery of one frame.
@@ -36,6 +37,7 @@ mod pickers;
 mod publisher;
 mod push;
 mod turn;
+mod turn_attachments;
 mod turn_events;
 mod turn_interrupted;
 mod turn_writer;

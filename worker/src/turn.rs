@@ -14,19 +14,19 @@ use tokio::sync::watch;
 
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::{InboundEntry, InboundRequest};
-use iris_shared::media::record as media_record;
 use iris_shared::media::store::MediaStore;
 use iris_shared::partition::Partition;
 use iris_shared::protocol::{
-    AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MediaKind, MediaRef, MessagePayload,
-    MessageStart, MessageStop, Role, ServerBody, ServerFrame,
+    AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MessagePayload, MessageStart,
+    MessageStop, Role, ServerBody, ServerFrame,
 };
 use iris_shared::user_message::{self, UserMessage};
 
-use crate::agent::{Agent, AgentEvent, ImageInput, RunControl, TurnInput};
+use crate::agent::{Agent, AgentEvent, RunControl, TurnInput};
 use crate::conversation::{self, CONVERSATION_LIMIT};
 use crate::metrics;
 use crate::publisher::{ChatScope, Outgoing, PublishError, Publisher};
+use crate::turn_attachments::{attached_images, attached_media};
 use crate::turn_events::TurnState;
 use crate::turn_writer::{ordinal, TurnWriter};
 
@@ -320,7 +320,7 @@ pub async fn user_message_of(
         device_id: &request.device_id,
         request_id: request.request_id,
         text: &request.text,
-        media: attached_media(deps, &scope.account, &request.media_ids).await?,
+        media: attached_media(&deps.redis, &scope.account, &request.media_ids).await?,
         received_ms: request.received_ms,
     };
     Ok(message.outgoing())
@@ -340,76 +340,6 @@ impl Drop for RunningTurnGauge {
     fn drop(&mut self) {
         metrics::shift(&metrics::get().turns_running, -1);
     }
-}
-
-/// The media records of the attached media ids (ids without a record are left out: the
-/// gateway checked them, so only an expired record can be missing).
-async fn attached_media(
-    deps: &TurnDeps,
-    account: &str,
-    media_ids: &[String],
-) -> Result<Vec<MediaRef>, PublishError> {
-    if media_ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut conn = deps.redis.get().await?;
-    let mut media = Vec::with_capacity(media_ids.len());
-    for media_id in media_ids {
-        if let Some(record) = media_record::load(&mut conn, account, media_id).await? {
-            media.push(record.to_media_ref());
-        }
-    }
-    Ok(media)
-}
-
-/// Most images shown to the agent with one message.
-const MAX_IMAGES: usize = 4;
-/// Largest image shown to the agent; bigger ones stay on the message only.
-const MAX_IMAGE_BYTES: u64 = 8 * 1024 * 1024;
-
-/// The attached images the agent is shown (read whole: they are bounded by
-/// [`MAX_IMAGE_BYTES`]). An image that cannot be read is left out with a log line: the
-/// turn goes on with the text.
-async fn attached_images(
-    deps: &TurnDeps,
-    conn: &mut iris_shared::redis_conn::Connection,
-    account: &str,
-    media_ids: &[String],
-) -> Vec<ImageInput> {
-    let mut images = Vec::new();
-    for media_id in media_ids {
-        if images.len() == MAX_IMAGES {
-            break;
-        }
-        let Ok(Some(record)) = media_record::load(conn, account, media_id).await else {
-            continue;
-        };
-        if record.kind != MediaKind::Image || record.size > MAX_IMAGE_BYTES {
-            continue;
-        }
-        match read_whole(&deps.media, account, media_id).await {
-            Ok(data) => images.push(ImageInput {
-                mime: record.mime.clone(),
-                data,
-                filename: record.filename.clone(),
-            }),
-            Err(err) => tracing::warn!(%err, media_id, "attached image not readable"),
-        }
-    }
-    images
-}
-
-async fn read_whole(
-    store: &MediaStore,
-    account: &str,
-    media_id: &str,
-) -> Result<Vec<u8>, iris_shared::media::store::MediaStoreError> {
-    let mut pieces = store.read(account, media_id).await?;
-    let mut data = Vec::new();
-    while let Some(piece) = pieces.next().await {
-        data.extend_from_slice(&piece?);
-    }
-    Ok(data)
 }
 
 /// Reads what the upstream needs: the conversation so far and the chat's model.
@@ -434,7 +364,7 @@ async fn turn_input(
         model: settings.model.or_else(|| deps.agent.default_model()),
         session_id: format!("iris-{}-{}", scope.account, scope.chat_id),
         turn_key: format!("iris-{}-{}", scope.account, request.answer_message_id()),
-        images: attached_images(deps, &mut conn, &scope.account, &request.media_ids).await,
+        images: attached_images(&deps.media, &mut conn, &scope.account, &request.media_ids).await,
         media_ids: request.media_ids.clone(),
     };
     Ok((input, settings.show_reasoning))
