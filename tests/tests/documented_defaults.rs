@@ -1,6 +1,6 @@
-//! The defaults the docs state are the binaries' defaults: README's settings table and the
-//! values docs/*.md give next to a setting are read and compared with what `iris-gateway
-//! --help` and `iris-worker --help` print, so a default changed in code fails here until
+//! The defaults the docs state are the binaries' defaults: README's settings table, the
+//! values docs/*.md give next to a setting and the chart's settings are read and compared
+//! with what `iris-gateway --help` and `iris-worker --help` print, so a default changed in code fails here until
 //! the docs change with it (and a new setting fails until the README lists it).
 
 use std::collections::BTreeMap;
@@ -284,6 +284,47 @@ fn defaults_the_docs_name_are_the_binaries_own_defaults() {
     assert!(
         wrong.is_empty(),
         "docs state other defaults than the code:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Proves that the chart's `config.IRIS_*` values (helm/iris-cluster/values.yaml), which
+/// helm/README.md calls the binaries' defaults, are those defaults (`""` standing for a
+/// setting with none).
+#[test]
+fn the_charts_settings_are_the_binaries_own_defaults() {
+    let mut defaults = help_defaults("iris-gateway");
+    defaults.extend(help_defaults("iris-worker"));
+    let values = repo_file("helm/iris-cluster/values.yaml");
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for line in values.lines() {
+        let Some((name, value)) = line.trim().split_once(": ") else {
+            continue;
+        };
+        if !name.starts_with("IRIS_") || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let value = value.trim().trim_matches('"');
+        let Some(default) = defaults.get(name) else {
+            wrong.push(format!("{name}: no binary takes it"));
+            continue;
+        };
+        checked += 1;
+        let stated = Some(value.to_owned()).filter(|v| !v.is_empty() && v != "null");
+        if stated.is_some() && stated != *default {
+            wrong.push(format!(
+                "{name}: the chart says {value:?}, --help says {default:?}"
+            ));
+        }
+    }
+    assert!(
+        checked >= 10,
+        "found only {checked} chart settings: is the scan broken?"
+    );
+    assert!(
+        wrong.is_empty(),
+        "the chart's settings are off:\n{}",
         wrong.join("\n")
     );
 }
