@@ -79,13 +79,15 @@ pub struct Enqueued {
     pub partition: Partition,
     /// The entry id.
     pub entry_id: String,
-    /// Whether a worker held the partition's lease at the time.
+    /// Whether a worker held the partition's lease at the time (looked up only for a
+    /// request whose user's message the gateway writes; `true` otherwise).
     pub owned: bool,
 }
 
 impl InboundRequest {
-    /// Appends the request to its chat's partition and, in the same round trip, learns
-    /// whether a worker holds the partition. When traced, the append is a producer span of
+    /// Appends the request to its chat's partition and, in the same round trip for a
+    /// request whose user's message the gateway writes, learns whether a worker holds the
+    /// partition. When traced, the append is a producer span of
     /// its own (a child of the request's), and the entry carries that span, so the
     /// worker's spans show the hop through Redis.
     pub async fn enqueue<C: ConnectionLike + Send>(
@@ -127,11 +129,16 @@ impl InboundRequest {
         if self.user_message_by_gateway {
             xadd.arg("um").arg(1);
         }
-        let mut pipe = redis::pipe();
-        pipe.add_command(xadd)
-            .cmd("EXISTS")
-            .arg(keys::lease(partition));
-        let (entry_id, owned): (String, bool) = pipe.query_async(conn).instrument(span).await?;
+        // Whether a worker holds the chat matters only to a gateway writing the user's message.
+        let (entry_id, owned): (String, bool) = if self.user_message_by_gateway {
+            let mut pipe = redis::pipe();
+            pipe.add_command(xadd)
+                .cmd("EXISTS")
+                .arg(keys::lease(partition));
+            pipe.query_async(conn).instrument(span).await?
+        } else {
+            (xadd.query_async(conn).instrument(span).await?, true)
+        };
         Ok(Enqueued {
             partition,
             entry_id,

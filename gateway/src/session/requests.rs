@@ -9,8 +9,7 @@ use iris_shared::inbound::InboundRequest;
 use iris_shared::keys::AccountKeys;
 use iris_shared::media::record::{self, MediaRecord};
 use iris_shared::protocol::{
-    AppBody, AppFrame, ErrorCode, Notification, NotificationKind, Pong, ServerBody, ServerFrame,
-    DEFAULT_CHAT_ID,
+    AppBody, AppFrame, ErrorCode, Notification, Pong, ServerBody, ServerFrame, DEFAULT_CHAT_ID,
 };
 use iris_shared::publish::ChatScope;
 use iris_shared::push::{self, PushTarget};
@@ -165,12 +164,7 @@ impl Session {
         };
         self.serve_in_order(ctx, store, move |result, act, ctx| match result {
             Ok(()) => {
-                let notice = Notification {
-                    kind: Some(NotificationKind::Generic),
-                    title: Some("Push registration saved".to_owned()),
-                    ts: Some(now_ms()),
-                    ..Default::default()
-                };
+                let notice = Notification::generic("Push registration saved");
                 act.send(
                     ctx,
                     ServerFrame::new(ServerBody::Notification(notice)).with_id(id),

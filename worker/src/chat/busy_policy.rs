@@ -16,9 +16,7 @@ use actix::prelude::*;
 use tracing::Instrument as _;
 
 use iris_shared::inbound::InboundEntry;
-use iris_shared::protocol::{
-    AgentBusy, BusyReason, Notification, NotificationKind, ServerBody, ServerFrame,
-};
+use iris_shared::protocol::{AgentBusy, BusyReason, Notification, ServerBody, ServerFrame};
 
 use super::commands::Reply;
 use super::{effect, ChatActor};
@@ -218,12 +216,7 @@ impl ChatActor {
     }
 
     fn steer_notice(&mut self, entry: &InboundEntry, title: &str, ctx: &mut Context<Self>) {
-        let notice = Notification {
-            kind: Some(NotificationKind::Generic),
-            title: Some(title.to_owned()),
-            ts: Some(iris_shared::clock::now_ms()),
-            ..Default::default()
-        };
+        let notice = Notification::generic(title);
         let frame = ServerFrame::new(ServerBody::Notification(notice));
         let notice = Outgoing::broadcast(frame).once_as(effect(entry, STEER_NOTICE));
         let (publisher, scope) = (self.deps.turn.publisher.clone(), self.scope());

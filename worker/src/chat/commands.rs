@@ -11,7 +11,7 @@ use iris_shared::inbound::{InboundEntry, InboundRequest};
 use iris_shared::keys::AccountKeys;
 use iris_shared::protocol::{
     Channel, ChannelRenamed, ErrorCode, MessagePayload, ModelOption, ModelProvider, Notification,
-    NotificationKind, PickerConfirm, PickerModel, Role, ServerBody, ServerFrame,
+    PickerConfirm, PickerModel, Role, ServerBody, ServerFrame,
 };
 
 use super::BusyPolicy;
@@ -271,12 +271,9 @@ impl ChatActor {
             conversation::store_setting(&mut conn, &scope.account, &scope.chat_id, MODEL, &model)
                 .await?;
             let notice = Notification {
-                kind: Some(NotificationKind::Generic),
-                title: Some(format!("Model for this chat: {model}")),
-                ts: Some(now_ms()),
                 picker_id: Some(picker_id),
-                choice: Some(model),
-                ..Default::default()
+                choice: Some(model.clone()),
+                ..Notification::generic(format!("Model for this chat: {model}"))
             };
             let writer = TurnWriter::new(deps.publisher.clone(), scope, partition, entry_id);
             let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::Notification(notice)))
@@ -343,12 +340,9 @@ impl ChatActor {
             };
             let mut writer = TurnWriter::new(deps.publisher.clone(), scope, partition, entry_id);
             let notice = Notification {
-                kind: Some(NotificationKind::Generic),
-                title: Some(reply.text.clone()),
-                ts: Some(now_ms()),
                 picker_id: Some(picker_id),
                 choice: Some(if confirmed { "yes" } else { "no" }.to_owned()),
-                ..Default::default()
+                ..Notification::generic(reply.text.clone())
             };
             let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::Notification(notice)))
                 .answering(&device, request_id);
@@ -627,7 +621,9 @@ async fn rename_chat(
 /// The user's command, echoed as their message (not kept in the conversation).
 fn request_echo(text: &str, partition: u32, entry_id: &str) -> MessagePayload {
     MessagePayload {
-        message_id: Some(format!("u{partition}-{entry_id}")),
+        message_id: Some(iris_shared::user_message::user_message_id(
+            partition, entry_id,
+        )),
         role: Some(Role::User),
         text: Some(text.to_owned()),
         ts: Some(now_ms()),

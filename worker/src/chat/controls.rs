@@ -5,9 +5,7 @@ use actix::prelude::*;
 use tracing::Instrument as _;
 
 use iris_shared::inbound::{InboundEntry, InboundRequest};
-use iris_shared::protocol::{
-    AgentIdle, ErrorCode, Notification, NotificationKind, ServerBody, ServerFrame,
-};
+use iris_shared::protocol::{AgentIdle, ErrorCode, Notification, ServerBody, ServerFrame};
 
 use super::{commands, ChatActor};
 use crate::agent::AgentError;
@@ -116,12 +114,7 @@ impl ChatActor {
         title: &str,
         ctx: &mut Context<Self>,
     ) {
-        let notice = Notification {
-            kind: Some(NotificationKind::Generic),
-            title: Some(title.to_owned()),
-            ts: Some(iris_shared::clock::now_ms()),
-            ..Default::default()
-        };
+        let notice = Notification::generic(title);
         let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::Notification(notice)))
             .answering(&request.device_id, request_id)
             .only_to(&request.device_id);

@@ -124,3 +124,15 @@ pub struct Notification {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choice: Option<String>,
 }
+
+impl Notification {
+    /// A `generic` notice with `title`, stamped now.
+    pub fn generic(title: impl Into<String>) -> Self {
+        Self {
+            kind: Some(NotificationKind::Generic),
+            title: Some(title.into()),
+            ts: Some(crate::clock::now_ms()),
+            ..Default::default()
+        }
+    }
+}
