@@ -85,16 +85,8 @@ impl ChatActor {
             let title = match result {
                 Ok(()) => "Steering sent to the running turn".to_owned(),
                 Err(AgentError::Unsupported(_)) | Err(AgentError::NotActive(_)) => {
-                    let queued = TurnRequest {
-                        partition: entry.partition,
-                        entry_id: entry.entry_id.clone(),
-                        device_id: request.device_id.clone(),
-                        request_id: None,
-                        text,
-                        media_ids: Vec::new(),
-                        received_ms: request.received_ms,
-                        user_message_by_gateway: false,
-                    };
+                    // The steer's answer is this notice: the queued turn answers no request.
+                    let queued = TurnRequest::new(&entry, &request, None, text, Vec::new());
                     act.queue.push_back((queued, entry));
                     act.notify(&request, request_id, "This agent cannot be steered mid-turn: your text is queued as the next turn", ctx);
                     return;
