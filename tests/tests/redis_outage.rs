@@ -60,6 +60,9 @@ async fn a_redis_outage_degrades_sessions_and_recovery_loses_nothing() {
     let online = phone.recv_until("status").await.pop().unwrap();
     assert_eq!(payload_str(&online, "state"), Some("online"), "{online}");
     wait_for_status(addr, "/readyz", 200, NOTICE_WITHIN).await;
+    // Leases expired during the outage: until a worker holds the chat again, a message is
+    // shown with `agent.busy {unavailable}` (busy_agent tests that); this turn is a plain one.
+    cluster.wait_workers_serving().await;
     let text = "after the outage";
     let request_id = phone.send_message(text).await;
     let turn = phone.collect_turn().await;
