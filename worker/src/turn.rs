@@ -50,8 +50,6 @@ pub struct TurnRequest {
     pub media_ids: Vec<String>,
     /// When the gateway received it.
     pub received_ms: u64,
-    /// The gateway that received it writes the user's message.
-    pub user_message_by_gateway: bool,
 }
 
 impl TurnRequest {
@@ -71,7 +69,6 @@ impl TurnRequest {
             text,
             media_ids,
             received_ms: request.received_ms,
-            user_message_by_gateway: request.user_message_by_gateway,
         }
     }
 

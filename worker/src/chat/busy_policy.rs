@@ -138,8 +138,10 @@ impl ChatActor {
         let queued = self.queue.back().map(|(turn, _)| turn.clone());
         let (deps, scope) = (self.deps.turn.clone(), self.scope());
         let write = async move {
-            // A message no gateway wrote (a steer's text, a slash-like text) is shown now too.
-            if let Some(turn) = queued.filter(|turn| !turn.user_message_by_gateway) {
+            // The message is shown before the notice that lists it: its gateway may not have
+            // written it yet (the worker read the entry first), or none will (a steer's text,
+            // a slash-like text). Its effect id makes the later write of the two a no-op.
+            if let Some(turn) = queued {
                 deps.publisher
                     .emit(&scope, user_message_of(&deps, &scope, &turn).await?)
                     .await?;

@@ -116,7 +116,6 @@ impl ChatActor {
                         text,
                         media_ids: Vec::new(),
                         received_ms: now_ms(),
-                        user_message_by_gateway: false,
                     };
                     act.queue.push_back((turn, entry));
                     act.start_next_turn(ctx);
