@@ -10,8 +10,8 @@ use iris_shared::clock::now_ms;
 use iris_shared::cluster_epoch::{self, EpochCheck};
 use iris_shared::redis_conn::Pool;
 
-use crate::directory::{ChatDirectory, ForgetChats};
-use crate::lease_keeper::{ForgetLeases, LeaseKeeper};
+use crate::chat::directory::{ChatDirectory, ForgetChats};
+use crate::partitions::lease_keeper::{ForgetLeases, LeaseKeeper};
 
 /// Watches the cluster epoch for one worker.
 pub struct EpochWatch {

@@ -1,46 +1,31 @@
 //! `iris-worker`: owns chats. Holds partition leases, reads the owned partitions' inbound
 //! streams, and runs one actor per active chat that drives agent turns and writes frames.
 //!
-//! # Layout
+//! # Layout (in pipeline order)
 //! - `config`: the worker's flags and environment variables.
-//! - `lease_keeper`: the actor that keeps this worker's fair share of partition leases.
-//! - `lease_watch`: wakes the lease keeper when another worker gives leases up.
-//! - `inbox`: the one blocking read over owned partitions; takeover of pending entries.
-//! - `inbox_strays`: claiming entries a former owner read after losing its lease.
-//! - `directory`: the actor that starts, routes to and retires chat actors.
-//! - `epoch_watch`: the actor that drops chats and leases when Redis lost its data.
-//! - `chat`: the chat actor, one per active chat.
-//! - `turn`: one agent turn as protocol frames, written exactly once.
-//! - `turn_attachments`: the user's message as the worker writes it, and attached images.
-//! - `turn_interrupted`: how far earlier attempts got; the ending of a cut-off turn.
+//! - `partitions`: the leases this worker keeps (`lease_keeper`, `lease_watch`) and the
+//!   reading of their inbound entries (`inbox`, `strays`).
+//! - `chat`: the chat directory (`directory`) and one actor per active chat: requests,
+//!   busy policy, controls of the running turn, slash commands (`commands/`).
+//! - `turn`: one agent turn as protocol frames, written exactly once (`events`, `writer`,
+//!   `interrupted`, `attachments`, `conversation`, `publisher`).
 //! - `pickers`: open pickers any device can answer.
-//! - `publisher`: outbox append plus live delivery of one frame.
 //! - `push`: push notifications to offline devices (the dispatcher of `iris:push:jobs`).
 //! - `agent`: the upstream agent interface and its implementations.
+//! - `epoch_watch`: the actor that drops chats and leases when Redis lost its data.
 //! - `metrics`: the worker's Prometheus/OTLP metrics.
 //! - `http`: `/healthz`, `/readyz` and `/metrics` on `IRIS_METRICS_LISTEN`.
 
 mod agent;
 mod chat;
-mod commands;
 mod config;
-mod conversation;
-mod directory;
 mod epoch_watch;
 mod http;
-mod inbox;
-mod inbox_strays;
-mod lease_keeper;
-mod lease_watch;
 mod metrics;
+mod partitions;
 mod pickers;
-mod publisher;
 mod push;
 mod turn;
-mod turn_attachments;
-mod turn_events;
-mod turn_interrupted;
-mod turn_writer;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -57,12 +42,12 @@ use iris_shared::redis_conn::{self, RedisEndpoint};
 use iris_shared::telemetry;
 
 use crate::agent::{Agent, AgentCaps, EchoAgent, HermesAgent, OpenAiAgent, UpstreamConfig};
+use crate::chat::directory::{ChatDirectory, Drain};
 use crate::chat::ChatDeps;
 use crate::config::{AgentKind, WorkerArgs};
-use crate::directory::{ChatDirectory, Drain};
 use crate::epoch_watch::EpochWatch;
-use crate::lease_keeper::{BeginDrain, LeaseKeeper, ReleaseAll};
-use crate::publisher::Publisher;
+use crate::partitions::lease_keeper::{BeginDrain, LeaseKeeper, ReleaseAll};
+use crate::turn::publisher::Publisher;
 use crate::turn::TurnDeps;
 
 /// Iris Cluster worker node.
@@ -219,9 +204,9 @@ fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
             directory.clone().recipient(),
         )
         .start();
-        actix::spawn(lease_watch::run(endpoint.clone(), keeper.clone()));
+        actix::spawn(partitions::lease_watch::run(endpoint.clone(), keeper.clone()));
         EpochWatch::new(redis.clone(), directory.clone(), keeper.clone()).start();
-        actix::spawn(inbox::run(
+        actix::spawn(partitions::inbox::run(
             endpoint,
             node_id.clone(),
             owned_rx,

@@ -20,9 +20,9 @@ use iris_shared::protocol::{AgentBusy, BusyReason, Notification, ServerBody, Ser
 
 use super::commands::Reply;
 use super::{effect, ChatActor};
-use crate::publisher::{Outgoing, PublishError};
+use crate::turn::publisher::{Outgoing, PublishError};
+use crate::turn::writer::ordinal;
 use crate::turn::{user_message_of, TurnRequest};
-use crate::turn_writer::ordinal;
 
 /// What a message sent during a turn does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

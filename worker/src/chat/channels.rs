@@ -17,9 +17,9 @@ use iris_shared::protocol::{
 use iris_shared::search;
 
 use super::ChatActor;
-use crate::publisher::{Outgoing, PublishError};
+use crate::turn::publisher::{Outgoing, PublishError};
+use crate::turn::writer::TurnWriter;
 use crate::turn::TurnDeps;
-use crate::turn_writer::TurnWriter;
 
 /// A channel request that cannot be applied, and why (sent as an `error`).
 struct Refusal {

@@ -9,7 +9,7 @@ use iris_shared::protocol::{AgentIdle, ErrorCode, Notification, ServerBody, Serv
 
 use super::{commands, ChatActor};
 use crate::agent::AgentError;
-use crate::publisher::Outgoing;
+use crate::turn::publisher::Outgoing;
 use crate::turn::{PendingAnswer, TurnRequest};
 
 impl ChatActor {

@@ -11,6 +11,8 @@ mod busy_policy;
 mod channels;
 mod commands;
 mod controls;
+pub mod directory;
+mod messages;
 mod server_api;
 
 pub use busy_policy::BusyPolicy;
@@ -29,40 +31,20 @@ use iris_shared::protocol::{
 };
 use iris_shared::telemetry::propagation;
 
-use crate::conversation;
-use crate::directory::{ChatKey, EntryDone, Fenced};
-use crate::publisher::{ChatScope, Outgoing, PublishError};
-use crate::turn::{run_turn, TurnControl, TurnDeps, TurnRequest, TurnStart};
-use crate::turn_interrupted::{
+use crate::turn::conversation;
+use crate::turn::interrupted::{
     end_answered_turn, end_interrupted_turn, turn_progress, TurnProgress,
 };
+use crate::turn::publisher::{ChatScope, Outgoing, PublishError};
+use crate::turn::{run_turn, TurnControl, TurnDeps, TurnRequest, TurnStart};
+use messages::{ChatKey, EntryDone, Fenced};
+pub use messages::{FinishRunningTurn, Retire, Work};
 
 /// Effect ordinal of a request's one answer (a request that is no turn has no other effect).
 const ANSWER_ORDINAL: u32 = 0;
 
 /// Pause before retrying work that failed on Redis.
 const RETRY_DELAY: Duration = Duration::from_secs(1);
-
-/// An inbound entry for this chat, with the fencing token it was read under.
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "()")]
-pub struct Work {
-    /// The entry.
-    pub entry: InboundEntry,
-    /// Fencing token of the partition lease when the entry was read.
-    pub fence: u64,
-}
-
-/// The directory retires this idle actor.
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct Retire;
-
-/// Drain: start no more turns; answered once the running turn (if any) has ended and its
-/// entries are acknowledged.
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct FinishRunningTurn;
 
 /// What the actor needs from its worker.
 #[derive(Clone)]
@@ -162,7 +144,7 @@ impl ChatActor {
             AppBody::MessageSend(ref send) => {
                 let text = send.text.clone().unwrap_or_default();
                 let media_ids = send.media_refs.clone().unwrap_or_default();
-                match crate::commands::parse(&text) {
+                match commands::catalog::parse(&text) {
                     Some(invocation) => {
                         self.run_command(entry, &request, frame.id, text, invocation, ctx)
                     }
@@ -180,12 +162,12 @@ impl ChatActor {
                 self.change_channels(entry, &request, frame.id, body, ctx);
             }
             AppBody::CommandsCatalog(_) => {
-                let body = ServerBody::CommandsCatalog(crate::commands::catalog());
+                let body = ServerBody::CommandsCatalog(commands::catalog::catalog());
                 self.answer_request(entry, &request, frame.id, body, ctx);
             }
             AppBody::CommandsComplete(ref complete) => {
                 let prefix = complete.prefix.clone().unwrap_or_default();
-                let body = ServerBody::CommandsComplete(crate::commands::complete(&prefix));
+                let body = ServerBody::CommandsComplete(commands::catalog::complete(&prefix));
                 self.answer_request(entry, &request, frame.id, body, ctx);
             }
             AppBody::AgentStop(_) => self.stop_turn(entry, &request, frame.id, ctx),

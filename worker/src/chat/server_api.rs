@@ -10,8 +10,8 @@ use iris_shared::inbound::{InboundEntry, InboundRequest, ServerRequest};
 use iris_shared::protocol::{MessagePayload, Notification, ServerBody, ServerFrame};
 
 use super::ChatActor;
-use crate::publisher::{Outgoing, PublishError};
-use crate::turn_writer::TurnWriter;
+use crate::turn::publisher::{Outgoing, PublishError};
+use crate::turn::writer::TurnWriter;
 
 impl ChatActor {
     /// Queues a server API request of this chat; they are written one at a time, in the

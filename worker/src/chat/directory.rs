@@ -20,19 +20,11 @@ use iris_shared::keys;
 
 use iris_shared::partition::Partition;
 
-use crate::chat::{ChatActor, ChatDeps, FinishRunningTurn, Retire, Work};
+use crate::chat::messages::{ChatKey, EntryDone, Fenced, FinishRunningTurn, Retire, Work};
+use crate::chat::{ChatActor, ChatDeps};
 
 /// How often idle chat actors are looked for.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(5);
-
-/// Identity of a chat.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ChatKey {
-    /// Its account.
-    pub account: String,
-    /// Its chat id.
-    pub chat_id: String,
-}
 
 /// An inbound entry read from an owned partition.
 #[derive(Message, Debug)]
@@ -42,22 +34,6 @@ pub struct Dispatch {
     pub entry: InboundEntry,
     /// Fencing token of the partition when it was read.
     pub fence: u64,
-}
-
-/// A chat actor finished (and acknowledged) one entry.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct EntryDone {
-    /// The chat.
-    pub key: ChatKey,
-}
-
-/// A chat actor was fenced off by a newer owner and stopped.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct Fenced {
-    /// The chat.
-    pub key: ChatKey,
 }
 
 /// The partitions' leases were lost: their chats must stop writing.

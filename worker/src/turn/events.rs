@@ -14,9 +14,10 @@ use iris_shared::protocol::{
 
 use crate::agent::AgentEvent;
 use crate::pickers::{self, PickerKind};
-use crate::publisher::{Outgoing, PublishError};
-use crate::turn::{Ending, OpenApproval, TurnControl, TurnRequest};
-use crate::turn_writer::TurnWriter;
+use crate::turn::control::{Ending, OpenApproval, TurnControl};
+use crate::turn::publisher::{Outgoing, PublishError};
+use crate::turn::request::TurnRequest;
+use crate::turn::writer::TurnWriter;
 
 /// How long an unanswered picker stays answerable (matches upstream approval timeouts).
 const PICKER_TTL_SECS: u64 = 24 * 3600;

@@ -28,8 +28,8 @@ use iris_shared::partition::Partition;
 use iris_shared::redis_conn::{Pool, RedisEndpoint};
 use iris_shared::{keys, redis_conn};
 
-use crate::directory::{ChatDirectory, Dispatch};
-use crate::inbox_strays::claim_strays;
+use crate::chat::directory::{ChatDirectory, Dispatch};
+use crate::partitions::strays::claim_strays;
 
 /// Longest a read blocks (a change of owned partitions cuts it short).
 const BLOCK_MS: u64 = 1_000;

@@ -8,7 +8,7 @@ use iris_shared::outbox::EffectId;
 use iris_shared::partition::Partition;
 use iris_shared::protocol::{ServerBody, ServerFrame};
 
-use crate::publisher::{ChatScope, Outgoing, PublishError, Publisher};
+use crate::turn::publisher::{ChatScope, Outgoing, PublishError, Publisher};
 
 /// Fixed ordinals of every turn.
 pub mod ordinal {

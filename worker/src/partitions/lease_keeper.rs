@@ -28,9 +28,9 @@ use iris_shared::clock::now_ms;
 use iris_shared::lease::{self, HeldLease};
 use iris_shared::partition::Partition;
 
-use crate::directory::PartitionsLost;
-use crate::inbox::Owned;
+use crate::chat::directory::PartitionsLost;
 use crate::metrics;
+use crate::partitions::inbox::Owned;
 
 /// Ticks per lease lifetime: a lease is renewed several times before it could expire.
 const TICKS_PER_TTL: u32 = 4;

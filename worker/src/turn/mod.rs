@@ -3,192 +3,36 @@
 //! `message.stop`, `agent.idle`. The turn always ends with `message.stop` and
 //! `agent.idle`, also when the upstream fails or is stopped: a phone never stays "busy".
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+pub mod attachments;
+mod control;
+pub mod conversation;
+pub mod events;
+pub mod interrupted;
+pub mod publisher;
+mod request;
+pub mod writer;
+
+pub use control::{Ending, PendingAnswer, TurnControl};
+pub use request::{TurnDeps, TurnRequest, TurnStart};
+
 use tracing::Instrument as _;
 
 use futures_util::StreamExt;
-use iris_shared::redis_conn::Pool;
-use tokio::sync::watch;
 
 use iris_shared::clock::now_ms;
-use iris_shared::inbound::{InboundEntry, InboundRequest};
-use iris_shared::media::store::MediaStore;
-use iris_shared::partition::Partition;
 use iris_shared::protocol::{
     AgentBusy, AgentIdle, BusyReason, ErrorCode, ErrorPayload, MessagePayload, MessageStart,
     MessageStop, Role, ServerBody, ServerFrame,
 };
-use iris_shared::user_message::{self, UserMessage};
+use iris_shared::user_message::UserMessage;
 
-use crate::agent::{Agent, AgentEvent, RunControl, TurnInput};
-use crate::conversation::{self, CONVERSATION_LIMIT};
+use crate::agent::{AgentEvent, TurnInput};
 use crate::metrics;
-use crate::publisher::{ChatScope, Outgoing, PublishError, Publisher};
-use crate::turn_attachments::{attached_images, attached_media};
-use crate::turn_events::TurnState;
-use crate::turn_writer::{ordinal, TurnWriter};
-
-/// How long a stopped turn waits for the upstream to confirm before ending anyway.
-const STOP_GRACE: Duration = Duration::from_secs(5);
-
-/// The inbound request a turn answers.
-#[derive(Debug, Clone)]
-pub struct TurnRequest {
-    /// Partition the request came from.
-    pub partition: Partition,
-    /// Its inbound entry id.
-    pub entry_id: String,
-    /// Device that sent it.
-    pub device_id: String,
-    /// Its request id.
-    pub request_id: Option<u64>,
-    /// The user's text.
-    pub text: String,
-    /// Media attached to the message (ids of the account's uploaded media).
-    pub media_ids: Vec<String>,
-    /// When the gateway received it.
-    pub received_ms: u64,
-}
-
-impl TurnRequest {
-    /// The turn of a `message.send` read from `entry`.
-    pub fn new(
-        entry: &InboundEntry,
-        request: &InboundRequest,
-        request_id: Option<u64>,
-        text: String,
-        media_ids: Vec<String>,
-    ) -> Self {
-        Self {
-            partition: entry.partition,
-            entry_id: entry.entry_id.clone(),
-            device_id: request.device_id.clone(),
-            request_id,
-            text,
-            media_ids,
-            received_ms: request.received_ms,
-        }
-    }
-
-    /// Message id of the user's message (stable across re-runs).
-    pub fn user_message_id(&self) -> String {
-        user_message::user_message_id(self.partition, &self.entry_id)
-    }
-
-    /// Message id of the agent's answer (stable across re-runs).
-    pub fn answer_message_id(&self) -> String {
-        user_message::answer_message_id(self.partition, &self.entry_id)
-    }
-}
-
-/// What the chat knows when a turn starts.
-#[derive(Debug, Clone, Default)]
-pub struct TurnStart {
-    /// The user's message is written already (by the gateway, or an earlier attempt).
-    pub user_message_written: bool,
-    /// User messages queued behind this one, in order (shown in `agent.busy`).
-    pub queued: Vec<String>,
-}
-
-/// A device's request answered by a frame the turn writes later.
-#[derive(Debug, Clone)]
-pub struct PendingAnswer {
-    /// Device that asked.
-    pub device_id: String,
-    /// Its request id.
-    pub request_id: Option<u64>,
-}
-
-/// An approval the turn is waiting for.
-#[derive(Debug, Clone)]
-pub struct OpenApproval {
-    /// The upstream's id of the approval.
-    pub approval_id: String,
-    /// The `picker.select` that answered it, answered in turn by the resolution notice.
-    pub answered_by: Option<PendingAnswer>,
-}
-
-/// What the chat actor can do to a running turn.
-#[derive(Clone)]
-pub struct TurnControl {
-    /// Set when `agent.stop` arrives.
-    stop: Arc<watch::Sender<bool>>,
-    /// The `agent.stop` the turn's `agent.idle` answers.
-    pub stop_request: Arc<Mutex<Option<PendingAnswer>>>,
-    /// The upstream run's controls, once it started.
-    pub run: Arc<Mutex<Option<Arc<dyn RunControl>>>>,
-    /// Approvals waiting for an answer, by picker id.
-    pub approvals: Arc<Mutex<HashMap<String, OpenApproval>>>,
-}
-
-impl Default for TurnControl {
-    fn default() -> Self {
-        Self {
-            stop: Arc::new(watch::channel(false).0),
-            stop_request: Arc::default(),
-            run: Arc::default(),
-            approvals: Arc::default(),
-        }
-    }
-}
-
-impl TurnControl {
-    /// Asks the turn to stop: the upstream run is stopped and the turn ends cleanly.
-    pub fn request_stop(&self) -> Option<Arc<dyn RunControl>> {
-        self.stop.send_replace(true);
-        self.run.lock().ok().and_then(|run| run.clone())
-    }
-
-    /// Whether a stop was asked for.
-    fn stop_requested(&self) -> bool {
-        *self.stop.borrow()
-    }
-
-    /// The upstream run's controls, if it has started.
-    pub fn run_control(&self) -> Option<Arc<dyn RunControl>> {
-        self.run.lock().ok().and_then(|run| run.clone())
-    }
-
-    /// Resolves once a stop was requested and the upstream had [`STOP_GRACE`] to confirm.
-    async fn stop_deadline(&self) {
-        let mut stop = self.stop.subscribe();
-        let _ = stop.wait_for(|stopped| *stopped).await;
-        tokio::time::sleep(STOP_GRACE).await;
-    }
-}
-
-/// What a turn needs from its worker.
-#[derive(Clone)]
-pub struct TurnDeps {
-    /// Frame writer.
-    pub publisher: Publisher,
-    /// Redis pool (history, settings, pickers).
-    pub redis: Pool,
-    /// The upstream agent.
-    pub agent: Arc<dyn Agent>,
-    /// Name of the upstream agent kind (`echo`, `hermes`, `openai`), shown to users.
-    pub agent_name: String,
-    /// The media store, to show attached images to the agent.
-    pub media: Arc<MediaStore>,
-}
-
-/// How the upstream's part of the turn ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Ending {
-    /// Finished.
-    Done {
-        /// Model that answered.
-        model: Option<String>,
-        /// Tokens used.
-        tokens: Option<u64>,
-    },
-    /// Failed with this reason.
-    Failed(String),
-    /// Stopped on request.
-    Cancelled,
-}
+use attachments::{attached_images, attached_media};
+use conversation::CONVERSATION_LIMIT;
+use events::TurnState;
+use publisher::{ChatScope, Outgoing, PublishError};
+use writer::{ordinal, TurnWriter};
 
 /// Runs one turn to its end (or its stop), writing every frame.
 pub async fn run_turn(

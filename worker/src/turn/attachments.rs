@@ -9,7 +9,7 @@ use iris_shared::redis_conn::{Connection, Pool};
 use futures_util::StreamExt;
 
 use crate::agent::ImageInput;
-use crate::publisher::PublishError;
+use crate::turn::publisher::PublishError;
 
 /// The media records of the attached media ids (ids without a record are left out: the
 /// gateway checked them, so only an expired record can be missing).

@@ -3,9 +3,7 @@
 //! text into a command. Texts whose command is not in the registry go to the agent
 //! unchanged (upstream skills are slash commands too).
 
-mod registry;
-
-pub use registry::{CommandSpec, COMMANDS};
+pub use super::registry::{CommandSpec, COMMANDS};
 
 use iris_shared::protocol::{CommandInfo, CommandMatch, CommandsCatalog, CommandsComplete};
 

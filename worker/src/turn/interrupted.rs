@@ -14,9 +14,9 @@ use iris_shared::protocol::{
     AgentIdle, ErrorCode, ErrorPayload, MessageStop, ServerBody, ServerFrame,
 };
 
-use crate::publisher::{ChatScope, Outgoing, PublishError};
-use crate::turn::{TurnDeps, TurnRequest};
-use crate::turn_writer::{ordinal, TurnWriter, FIRST_DYNAMIC_ORDINAL};
+use crate::turn::publisher::{ChatScope, Outgoing, PublishError};
+use crate::turn::request::{TurnDeps, TurnRequest};
+use crate::turn::writer::{ordinal, TurnWriter, FIRST_DYNAMIC_ORDINAL};
 
 /// What the device is told when its turn was cut off.
 pub const INTERRUPTED_MESSAGE: &str =

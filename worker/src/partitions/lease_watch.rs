@@ -13,7 +13,7 @@ use iris_shared::backoff::Backoff;
 use iris_shared::keys;
 use iris_shared::redis_conn::{self, RedisEndpoint, COMMAND_TIMEOUT};
 
-use crate::lease_keeper::{LeaseKeeper, Rescan};
+use crate::partitions::lease_keeper::{LeaseKeeper, Rescan};
 
 /// Follows the announcements until the process ends.
 pub async fn run(endpoint: RedisEndpoint, keeper: Addr<LeaseKeeper>) {
