@@ -7,7 +7,9 @@
 //! - [`partition`]: which inbound partition a chat belongs to.
 //! - [`channels`]: an account's channels and threads, with read markers.
 //! - [`history`]: pages of a chat's history.
-//! - [`inbound`]: entries of the per-partition inbound streams (gateway → worker).
+//! - [`inbound`]: entries of the per-partition inbound streams (gateway → worker) and the
+//!   workers' consumer group on them.
+//! - [`consumer_group`]: reading, claiming and acknowledging stream entries for a group.
 //! - [`outbox`]: the per-account outbox (the replay log behind `sync`) and its cursor rules.
 //! - [`delivery`]: entries of the per-gateway-node delivery streams (worker → gateway).
 //! - [`publish`]: writing one chat frame: outbox, then delivery, push job and search entry.
@@ -33,6 +35,7 @@ pub mod channels;
 pub mod clock;
 pub mod cluster_epoch;
 pub mod config;
+pub mod consumer_group;
 pub mod delivery;
 pub mod history;
 pub mod inbound;

@@ -399,6 +399,30 @@ pub struct BlockingConnection {
     pub addr: String,
 }
 
+impl BlockingConnection {
+    /// The server's id of this connection, with which another connection can cut its
+    /// blocking read short ([`unblock_client`]).
+    pub async fn client_id(&mut self) -> redis::RedisResult<i64> {
+        redis::cmd("CLIENT")
+            .arg("ID")
+            .query_async(&mut self.conn)
+            .await
+    }
+}
+
+/// Cuts the blocking read of connection `client_id` short; `false` if it was not blocked.
+pub async fn unblock_client<C: redis::aio::ConnectionLike + Send>(
+    conn: &mut C,
+    client_id: i64,
+) -> redis::RedisResult<bool> {
+    let unblocked: i64 = redis::cmd("CLIENT")
+        .arg("UNBLOCK")
+        .arg(client_id)
+        .query_async(conn)
+        .await?;
+    Ok(unblocked == 1)
+}
+
 /// The error a blocking loop fails with when its server is no longer the master.
 pub fn not_master(addr: &str) -> redis::RedisError {
     redis::RedisError::from(std::io::Error::other(format!(

@@ -10,7 +10,8 @@
 //!   are never pushed. Gateways renew it while a session lives.
 //! - [`for_frame`]: which written frames push, with what title and body.
 //! - [`job`]: the push jobs stream `iris:push:jobs`, appended by workers after outboxing a
-//!   frame worth a notification and read by the dispatchers with group [`PUSH_GROUP`].
+//!   frame worth a notification and read by the dispatchers with group [`PUSH_GROUP`]
+//!   ([`job_group`]: reading, claiming, acknowledging).
 //! - [`sent`]: the per-(device, seq) marker that makes a job handled twice push once.
 //! - [`window`]: the per-device rate-limit window, held by the worker that pushed last, so
 //!   the limit holds across workers.
@@ -21,6 +22,7 @@
 
 pub mod for_frame;
 pub mod job;
+pub mod job_group;
 pub mod online;
 pub mod sent;
 pub mod target;

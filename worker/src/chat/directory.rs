@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
-use iris_shared::inbound::InboundEntry;
-use iris_shared::keys;
+use iris_shared::inbound::{self, InboundEntry};
 
 use iris_shared::partition::Partition;
 
@@ -122,12 +121,7 @@ impl ChatDirectory {
         ctx.spawn(
             async move {
                 if let Ok(mut conn) = redis.get().await {
-                    let _: Result<(), _> = redis::cmd("XACK")
-                        .arg(keys::inbound(entry.partition))
-                        .arg(keys::WORKER_GROUP)
-                        .arg(&entry.entry_id)
-                        .query_async(&mut conn)
-                        .await;
+                    let _ = inbound::acknowledge(&mut conn, &[entry]).await;
                 }
             }
             .into_actor(self),

@@ -15,6 +15,8 @@ pub mod directory;
 mod messages;
 mod server_api;
 
+use server_api::QueuedServerRequest;
+
 pub use busy_policy::BusyPolicy;
 
 use std::collections::VecDeque;
@@ -23,12 +25,9 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::Instrument as _;
 
-use iris_shared::inbound::{InboundEntry, InboundRequest, SERVER_DEVICE_ID};
-use iris_shared::keys;
+use iris_shared::inbound::{self, InboundBody, InboundEntry, InboundRequest};
 use iris_shared::outbox::EffectId;
-use iris_shared::protocol::{
-    parse_app_frame, AppBody, ErrorCode, ErrorPayload, ServerBody, ServerFrame,
-};
+use iris_shared::protocol::{AppBody, ErrorCode, ErrorPayload, ServerBody, ServerFrame};
 use iris_shared::telemetry::propagation;
 
 use crate::turn::conversation;
@@ -87,7 +86,7 @@ pub struct ChatActor {
     /// Acknowledgements sent and not yet answered.
     acks_in_flight: usize,
     /// Server API requests waiting to be written, in inbound order (`server_api.rs`).
-    server_requests: VecDeque<(InboundEntry, InboundRequest)>,
+    server_requests: VecDeque<QueuedServerRequest>,
     /// A server API request is being written.
     writing_server_request: bool,
     /// Told when a drain may go on (the running turn ended and is acknowledged).
@@ -127,16 +126,22 @@ impl ChatActor {
             self.acknowledge(vec![entry], ctx);
             return;
         };
-        if request.device_id == SERVER_DEVICE_ID {
-            self.serve_server_request(entry, &request, ctx);
-            return;
-        }
-        let frame = match parse_app_frame(&request.frame_json) {
-            Ok(frame) => frame,
-            Err(err) => {
+        let frame = match entry.body.as_ref() {
+            InboundBody::App(frame) => frame.clone(),
+            InboundBody::Server(server_request) => {
+                let server_request = server_request.clone();
+                self.serve_server_request(entry, request.received_ms, server_request, ctx);
+                return;
+            }
+            InboundBody::Invalid(err) => {
                 let outgoing =
                     Outgoing::broadcast(err.to_error_frame()).only_to(&request.device_id);
                 self.answer_then_ack(outgoing, entry, ctx);
+                return;
+            }
+            InboundBody::Unreadable => {
+                tracing::warn!(id = %entry.entry_id, "unreadable inbound entry dropped");
+                self.acknowledge(vec![entry], ctx);
                 return;
             }
         };
@@ -331,15 +336,7 @@ impl ChatActor {
         self.acks_in_flight += 1;
         let ack = async move {
             let mut conn = redis.get().await.map_err(|err| err.to_string())?;
-            let mut pipe = redis::pipe();
-            for entry in &entries {
-                pipe.cmd("XACK")
-                    .arg(keys::inbound(entry.partition))
-                    .arg(keys::WORKER_GROUP)
-                    .arg(&entry.entry_id)
-                    .ignore();
-            }
-            pipe.query_async::<()>(&mut conn)
+            inbound::acknowledge(&mut conn, &entries)
                 .await
                 .map_err(|err| err.to_string())
         };
@@ -420,7 +417,7 @@ impl Handler<Work> for ChatActor {
             otel.kind = "consumer",
             messaging.system = "redis",
             messaging.operation.type = "process",
-            request = request_type(&msg.entry),
+            request = msg.entry.body.type_name(),
             chat = %self.key.chat_id,
             entry = %msg.entry.entry_id,
         );
@@ -433,17 +430,6 @@ impl Handler<Work> for ChatActor {
 /// The `traceparent` the gateway wrote with the entry.
 fn trace_parent(entry: &InboundEntry) -> Option<&str> {
     entry.request.as_ref()?.trace_parent.as_deref()
-}
-
-/// The request's frame type, for the span (read cheaply; the actor parses it anyway).
-fn request_type(entry: &InboundEntry) -> &'static str {
-    let Some(request) = &entry.request else {
-        return "unreadable";
-    };
-    if request.device_id == SERVER_DEVICE_ID {
-        return "server";
-    }
-    parse_app_frame(&request.frame_json).map_or("invalid", |frame| frame.body.type_name())
 }
 
 impl Handler<FinishRunningTurn> for ChatActor {

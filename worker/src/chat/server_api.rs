@@ -6,10 +6,17 @@ use actix::prelude::*;
 use tracing::Instrument as _;
 
 use iris_shared::clock::now_ms;
-use iris_shared::inbound::{InboundEntry, InboundRequest, ServerRequest};
+use iris_shared::inbound::{InboundEntry, ServerRequest};
 use iris_shared::protocol::{MessagePayload, Notification, ServerBody, ServerFrame};
 
 use super::ChatActor;
+
+/// A server API request waiting for the ones before it to be written.
+pub(super) struct QueuedServerRequest {
+    entry: InboundEntry,
+    received_ms: u64,
+    server_request: ServerRequest,
+}
 use crate::turn::publisher::{Outgoing, PublishError};
 use crate::turn::writer::TurnWriter;
 
@@ -20,10 +27,15 @@ impl ChatActor {
     pub(super) fn serve_server_request(
         &mut self,
         entry: InboundEntry,
-        request: &InboundRequest,
+        received_ms: u64,
+        server_request: ServerRequest,
         ctx: &mut Context<Self>,
     ) {
-        self.server_requests.push_back((entry, request.clone()));
+        self.server_requests.push_back(QueuedServerRequest {
+            entry,
+            received_ms,
+            server_request,
+        });
         if !self.writing_server_request {
             self.write_next_server_request(ctx);
         }
@@ -32,22 +44,18 @@ impl ChatActor {
     /// Writes the oldest queued server request, then acknowledges its entry and goes on
     /// with the next.
     fn write_next_server_request(&mut self, ctx: &mut Context<Self>) {
-        let Some((entry, request)) = self.server_requests.pop_front() else {
+        let Some(QueuedServerRequest {
+            entry,
+            received_ms,
+            server_request,
+        }) = self.server_requests.pop_front()
+        else {
             self.writing_server_request = false;
             return;
         };
         self.writing_server_request = true;
-        let server_request: ServerRequest = match serde_json::from_str(&request.frame_json) {
-            Ok(server_request) => server_request,
-            Err(err) => {
-                tracing::warn!(%err, "unreadable server request dropped");
-                self.acknowledge(vec![entry], ctx);
-                return self.write_next_server_request(ctx);
-            }
-        };
         let publisher = self.deps.turn.publisher.clone();
         let scope = self.scope();
-        let received_ms = request.received_ms;
         let partition = entry.partition;
         let work = async move {
             let outgoing = match server_request {

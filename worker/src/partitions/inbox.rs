@@ -12,21 +12,20 @@
 //! Entries are handed on only while this worker still holds the partition's lease (a
 //! worker that was paused may read once more before its lease keeper notices the loss);
 //! entries left that way on a former owner are claimed by the owner's sweep
-//! (`inbox_strays`).
+//! (`strays`).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use actix::Addr;
-use redis::streams::{StreamAutoClaimReply, StreamReadReply};
 use tokio::sync::watch;
 
 use iris_shared::backoff::Backoff;
-use iris_shared::inbound::{InboundEntry, InboundRequest};
+use iris_shared::inbound::{self, InboundEntry, PendingEntries};
 use iris_shared::lease::{self, HeldLease};
 use iris_shared::partition::Partition;
+use iris_shared::redis_conn;
 use iris_shared::redis_conn::{Pool, RedisEndpoint};
-use iris_shared::{keys, redis_conn};
 
 use crate::chat::directory::{ChatDirectory, Dispatch};
 use crate::partitions::strays::claim_strays;
@@ -59,10 +58,7 @@ pub async fn run(
         let connected = async {
             let block = Duration::from_millis(BLOCK_MS);
             let mut conn = redis_conn::blocking_connection(&endpoint, block).await?;
-            let client_id: i64 = redis::cmd("CLIENT")
-                .arg("ID")
-                .query_async(&mut conn.conn)
-                .await?;
+            let client_id = conn.client_id().await?;
             Ok::<_, redis_conn::RedisConnError>((conn, client_id))
         };
         let (mut conn, client_id) = match connected.await {
@@ -116,12 +112,8 @@ async fn wake_on_change(redis: Pool, mut owned: watch::Receiver<Owned>, client_i
             let Ok(mut conn) = redis.get().await else {
                 break;
             };
-            let unblocked: redis::RedisResult<i64> = redis::cmd("CLIENT")
-                .arg("UNBLOCK")
-                .arg(client_id)
-                .query_async(&mut conn)
-                .await;
-            if !matches!(unblocked, Ok(0)) {
+            let unblocked = redis_conn::unblock_client(&mut conn, client_id).await;
+            if !matches!(unblocked, Ok(false)) {
                 break;
             }
             tokio::time::sleep(WAKE_RETRY).await;
@@ -162,54 +154,33 @@ async fn follow(
             last_sweep = Instant::now();
             for (&partition, &fence) in &current {
                 for entry in claim_strays(conn, node_id, partition).await? {
-                    dispatch(directory, partition, fence, &entry);
+                    dispatch(directory, fence, entry);
                 }
             }
         }
         let mut partitions: Vec<Partition> = current.keys().copied().collect();
         partitions.sort_unstable();
-        let mut read = redis::cmd("XREADGROUP");
-        read.arg("GROUP")
-            .arg(keys::WORKER_GROUP)
-            .arg(node_id)
-            .arg("COUNT")
-            .arg(BATCH)
-            .arg("BLOCK")
-            .arg(BLOCK_MS)
-            .arg("STREAMS");
-        for &partition in &partitions {
-            read.arg(keys::inbound(partition));
-        }
-        for _ in &partitions {
-            read.arg(">");
-        }
         // The connection's response timeout bounds the read; a failover cuts it short.
-        let reply = tokio::select! {
-            reply = read.query_async::<Option<StreamReadReply>>(conn) => reply?,
+        let read = inbound::read_new(conn, node_id, &partitions, BATCH, BLOCK_MS);
+        let read = tokio::select! {
+            read = read => read?,
             () = endpoint.until_not_master(addr) => return Err(redis_conn::not_master(addr)),
         };
         redis_conn::ensure_master(endpoint, addr).await?;
         backoff.reset();
-        for stream in reply.into_iter().flat_map(|r| r.keys) {
-            let Some(partition) = partitions
-                .iter()
-                .copied()
-                .find(|&p| keys::inbound(p) == stream.key)
-            else {
-                continue;
-            };
+        for (partition, entries) in read {
             let fence = current[&partition];
             if !lease::holds(conn, HeldLease { partition, fence }, node_id).await? {
                 tracing::warn!(
                     partition,
                     fence,
-                    entries = stream.ids.len(),
+                    entries = entries.len(),
                     "read after the lease was lost; left to the new owner"
                 );
                 continue;
             }
-            for entry in stream.ids {
-                dispatch(directory, partition, fence, &entry);
+            for entry in entries {
+                dispatch(directory, fence, entry);
             }
         }
     }
@@ -223,65 +194,25 @@ async fn take_over(
     fence: u64,
     directory: &Addr<ChatDirectory>,
 ) -> redis::RedisResult<()> {
-    let stream = keys::inbound(partition);
-    let created: redis::RedisResult<()> = redis::cmd("XGROUP")
-        .arg("CREATE")
-        .arg(&stream)
-        .arg(keys::WORKER_GROUP)
-        .arg("0")
-        .arg("MKSTREAM")
-        .query_async(conn)
-        .await;
-    if let Err(err) = created {
-        if err.code() != Some("BUSYGROUP") {
-            return Err(err);
-        }
-    }
-    let mut cursor = "0-0".to_owned();
+    inbound::create_group(conn, partition).await?;
+    let mut pending = PendingEntries::new(partition, node_id, BATCH);
     let mut claimed = 0usize;
-    loop {
-        let reply: StreamAutoClaimReply = redis::cmd("XAUTOCLAIM")
-            .arg(&stream)
-            .arg(keys::WORKER_GROUP)
-            .arg(node_id)
-            .arg(0)
-            .arg(&cursor)
-            .arg("COUNT")
-            .arg(BATCH)
-            .query_async(conn)
-            .await?;
-        claimed += reply.claimed.len();
-        for entry in &reply.claimed {
-            dispatch(directory, partition, fence, entry);
+    while let Some(page) = pending.next_page(conn).await? {
+        claimed += page.len();
+        for entry in page {
+            dispatch(directory, fence, entry);
         }
-        if reply.next_stream_id == "0-0" {
-            break;
-        }
-        cursor = reply.next_stream_id;
     }
     tracing::info!(partition, fence, claimed, "partition taken over");
     Ok(())
 }
 
-fn dispatch(
-    directory: &Addr<ChatDirectory>,
-    partition: Partition,
-    fence: u64,
-    entry: &redis::streams::StreamId,
-) {
-    let request = InboundRequest::from_entry(entry);
+fn dispatch(directory: &Addr<ChatDirectory>, fence: u64, entry: InboundEntry) {
     let stats = crate::metrics::get();
     crate::metrics::incr(&stats.inbound_entries_total);
-    if let Some(request) = &request {
+    if let Some(request) = &entry.request {
         let waited = iris_shared::clock::now_ms() as i64 - request.received_ms as i64;
         stats.inbound_lag_seconds.observe_ms(waited);
     }
-    directory.do_send(Dispatch {
-        entry: InboundEntry {
-            partition,
-            entry_id: entry.id.clone(),
-            request,
-        },
-        fence,
-    });
+    directory.do_send(Dispatch { entry, fence });
 }

@@ -4,9 +4,8 @@
 //! owner claims them here, every few seconds, and handles them like any pending entry.
 
 use redis::aio::MultiplexedConnection;
-use redis::streams::{StreamClaimReply, StreamId, StreamPendingCountReply, StreamPendingReply};
 
-use iris_shared::keys;
+use iris_shared::inbound::{self, InboundEntry};
 use iris_shared::partition::Partition;
 
 /// Most entries claimed from one other consumer per sweep.
@@ -18,49 +17,25 @@ pub async fn claim_strays(
     conn: &mut MultiplexedConnection,
     node_id: &str,
     partition: Partition,
-) -> redis::RedisResult<Vec<StreamId>> {
-    let stream = keys::inbound(partition);
-    let summary: StreamPendingReply = redis::cmd("XPENDING")
-        .arg(&stream)
-        .arg(keys::WORKER_GROUP)
-        .query_async(conn)
-        .await?;
-    let StreamPendingReply::Data(summary) = summary else {
-        return Ok(Vec::new());
-    };
+) -> redis::RedisResult<Vec<InboundEntry>> {
     let mut claimed = Vec::new();
-    for consumer in summary.consumers.iter().filter(|c| c.name != node_id) {
-        let pending: StreamPendingCountReply = redis::cmd("XPENDING")
-            .arg(&stream)
-            .arg(keys::WORKER_GROUP)
-            .arg("-")
-            .arg("+")
-            .arg(BATCH)
-            .arg(&consumer.name)
-            .query_async(conn)
-            .await?;
-        if pending.ids.is_empty() {
+    for consumer in inbound::consumers_with_pending(conn, partition).await? {
+        if consumer == node_id {
             continue;
         }
-        let mut claim = redis::cmd("XCLAIM");
-        claim
-            .arg(&stream)
-            .arg(keys::WORKER_GROUP)
-            .arg(node_id)
-            .arg(0);
-        for entry in &pending.ids {
-            claim.arg(&entry.id);
+        let entries = inbound::claim_from(conn, partition, &consumer, node_id, BATCH).await?;
+        if entries.is_empty() {
+            continue;
         }
-        let reply: StreamClaimReply = claim.query_async(conn).await?;
         tracing::warn!(
             partition,
-            from = %consumer.name,
-            claimed = reply.ids.len(),
+            from = %consumer,
+            claimed = entries.len(),
             "claimed entries left pending on a former owner"
         );
-        claimed.extend(reply.ids);
+        claimed.extend(entries);
     }
-    claimed.sort_by_key(|entry| entry_order(&entry.id));
+    claimed.sort_by_key(|entry| entry_order(&entry.entry_id));
     Ok(claimed)
 }
 

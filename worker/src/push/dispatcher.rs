@@ -20,12 +20,11 @@ use std::time::Duration;
 
 use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
-use iris_shared::push::{PushJob, PUSH_GROUP};
+use iris_shared::push::job_group::{self, IdleJobs, JobEntry};
+use iris_shared::redis_conn;
 use iris_shared::redis_conn::Pool;
 use iris_shared::redis_conn::RedisEndpoint;
-use iris_shared::{keys, redis_conn};
-use redis::aio::{ConnectionLike, MultiplexedConnection};
-use redis::streams::{StreamAutoClaimReply, StreamId, StreamReadReply};
+use redis::aio::MultiplexedConnection;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
@@ -116,7 +115,7 @@ impl Dispatcher {
     /// no job this worker writes can come before the group and go unread.
     pub async fn prepare(&self) -> anyhow::Result<()> {
         let mut conn = self.redis.get().await?;
-        create_group(&mut conn).await?;
+        job_group::create_group(&mut conn).await?;
         Ok(())
     }
 
@@ -151,7 +150,7 @@ impl Dispatcher {
         let conn = &mut connection.conn;
         let addr = connection.addr.as_str();
         // Again on every connection: the stream (and its group) may have been deleted.
-        create_group(conn).await?;
+        job_group::create_group(conn).await?;
         backoff.reset();
         let mut next_claim = Instant::now();
         loop {
@@ -159,56 +158,31 @@ impl Dispatcher {
                 self.claim_idle(conn).await?;
                 next_claim = Instant::now() + self.timing.claim_every;
             }
-            let mut read = redis::cmd("XREADGROUP");
-            read.arg("GROUP")
-                .arg(PUSH_GROUP)
-                .arg(&self.node_id)
-                .arg("COUNT")
-                .arg(BATCH)
-                .arg("BLOCK")
-                .arg(BLOCK_MS)
-                .arg("STREAMS")
-                .arg(keys::push_jobs())
-                .arg(">");
             // The connection's response timeout bounds the read; a failover cuts it short.
-            let reply = tokio::select! {
-                reply = read.query_async::<Option<StreamReadReply>>(conn) => reply?,
+            let read = job_group::read_new(conn, &self.node_id, BATCH, BLOCK_MS);
+            let jobs = tokio::select! {
+                jobs = read => jobs?,
                 () = self.endpoint.until_not_master(addr) => {
                     return Err(redis_conn::not_master(addr));
                 }
             };
             redis_conn::ensure_master(&self.endpoint, addr).await?;
-            for stream in reply.into_iter().flat_map(|r| r.keys) {
-                for entry in stream.ids {
-                    self.start(entry).await;
-                }
+            for entry in jobs {
+                self.start(entry).await;
             }
         }
     }
 
     /// Claims and starts every entry idle longer than the claim threshold.
     async fn claim_idle(&self, conn: &mut MultiplexedConnection) -> redis::RedisResult<()> {
-        let mut cursor = "0-0".to_owned();
+        let min_idle_ms = self.timing.claim_idle.as_millis() as u64;
+        let mut idle = IdleJobs::new(&self.node_id, min_idle_ms, BATCH);
         let mut claimed = 0usize;
-        loop {
-            let reply: StreamAutoClaimReply = redis::cmd("XAUTOCLAIM")
-                .arg(keys::push_jobs())
-                .arg(PUSH_GROUP)
-                .arg(&self.node_id)
-                .arg(self.timing.claim_idle.as_millis() as u64)
-                .arg(&cursor)
-                .arg("COUNT")
-                .arg(BATCH)
-                .query_async(conn)
-                .await?;
-            claimed += reply.claimed.len();
-            for entry in reply.claimed {
+        while let Some(page) = idle.next_page(conn).await? {
+            claimed += page.len();
+            for entry in page {
                 self.start(entry).await;
             }
-            if reply.next_stream_id == "0-0" {
-                break;
-            }
-            cursor = reply.next_stream_id;
         }
         if claimed > 0 {
             tracing::info!(claimed, "push: idle jobs claimed");
@@ -218,7 +192,7 @@ impl Dispatcher {
 
     /// Starts handling `entry` in a task of its own (waiting for room first), unless it is
     /// being handled already.
-    async fn start(&self, entry: StreamId) {
+    async fn start(&self, entry: JobEntry) {
         if !self
             .in_flight
             .lock()
@@ -246,31 +220,14 @@ impl Dispatcher {
     }
 }
 
-/// Creates the consumer group at the stream's end (and the stream, if missing), unless it
-/// exists.
-async fn create_group<C: ConnectionLike + Send>(conn: &mut C) -> redis::RedisResult<()> {
-    let created: redis::RedisResult<()> = redis::cmd("XGROUP")
-        .arg("CREATE")
-        .arg(keys::push_jobs())
-        .arg(PUSH_GROUP)
-        .arg("$")
-        .arg("MKSTREAM")
-        .query_async(conn)
-        .await;
-    match created {
-        Err(err) if err.code() != Some("BUSYGROUP") => Err(err),
-        _ => Ok(()),
-    }
-}
-
 /// Milliseconds part of a stream entry id (`<ms>-<n>`): when the job was written.
 fn written_ms(entry_id: &str) -> Option<u64> {
     entry_id.split('-').next()?.parse().ok()
 }
 
 /// Handles one entry; `true` if it is done with and may be acknowledged.
-async fn handle(fanout: &Fanout, entry: &StreamId) -> bool {
-    let Some(job) = PushJob::from_entry(entry) else {
+async fn handle(fanout: &Fanout, entry: &JobEntry) -> bool {
+    let Some(job) = entry.job.clone() else {
         tracing::warn!(entry = %entry.id, "push: unreadable job dropped");
         return true;
     };
@@ -303,12 +260,7 @@ async fn handle(fanout: &Fanout, entry: &StreamId) -> bool {
 async fn acknowledge(redis: &Pool, id: &str) {
     let acked = async {
         let mut conn = redis.get().await?;
-        redis::cmd("XACK")
-            .arg(keys::push_jobs())
-            .arg(PUSH_GROUP)
-            .arg(id)
-            .query_async::<()>(&mut conn)
-            .await?;
+        job_group::acknowledge(&mut conn, id).await?;
         Ok::<(), redis_conn::RedisConnError>(())
     }
     .await;

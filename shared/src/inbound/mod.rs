@@ -1,12 +1,34 @@
 //! Entries of the per-partition inbound streams: chat-scoped requests on their way from a
 //! gateway to the worker that owns the chat's partition.
 
+use std::sync::Arc;
+
 use redis::aio::ConnectionLike;
 use redis::streams::StreamId;
 use tracing::Instrument;
 
 use crate::keys;
 use crate::partition::{partition_of, Partition};
+use crate::protocol::{parse_app_frame, AppFrame, ProtocolError};
+
+mod group;
+
+pub use group::{
+    acknowledge, claim_from, consumers_with_pending, create_group, read_new, PendingEntries,
+};
+
+/// Field names of an inbound stream entry.
+mod field {
+    pub const ACCOUNT: &str = "a";
+    pub const DEVICE: &str = "d";
+    pub const CHAT: &str = "c";
+    pub const FRAME: &str = "f";
+    pub const GATEWAY: &str = "g";
+    pub const RECEIVED_MS: &str = "ts";
+    pub const TRACE_PARENT: &str = "tp";
+    /// Present when the gateway writes the user's message itself.
+    pub const USER_MESSAGE_BY_GATEWAY: &str = "um";
+}
 
 /// Most entries an inbound stream keeps; far above what healthy workers leave unread.
 pub const INBOUND_MAX_LEN: u64 = 1_000_000;
@@ -111,23 +133,23 @@ impl InboundRequest {
             .arg("~")
             .arg(INBOUND_MAX_LEN)
             .arg("*")
-            .arg("a")
+            .arg(field::ACCOUNT)
             .arg(&self.account)
-            .arg("d")
+            .arg(field::DEVICE)
             .arg(&self.device_id)
-            .arg("c")
+            .arg(field::CHAT)
             .arg(&self.chat_id)
-            .arg("f")
+            .arg(field::FRAME)
             .arg(&self.frame_json)
-            .arg("g")
+            .arg(field::GATEWAY)
             .arg(&self.gateway)
-            .arg("ts")
+            .arg(field::RECEIVED_MS)
             .arg(self.received_ms);
         if let Some(trace_parent) = &trace_parent {
-            xadd.arg("tp").arg(trace_parent);
+            xadd.arg(field::TRACE_PARENT).arg(trace_parent);
         }
         if self.user_message_by_gateway {
-            xadd.arg("um").arg(1);
+            xadd.arg(field::USER_MESSAGE_BY_GATEWAY).arg(1);
         }
         // Whether a worker holds the chat matters only to a gateway writing the user's message.
         let (entry_id, owned): (String, bool) = if self.user_message_by_gateway {
@@ -150,14 +172,16 @@ impl InboundRequest {
     pub fn from_entry(entry: &StreamId) -> Option<Self> {
         let text = |name: &str| entry.get::<String>(name);
         Some(Self {
-            account: text("a")?,
-            device_id: text("d")?,
-            chat_id: text("c")?,
-            frame_json: text("f")?,
-            gateway: text("g").unwrap_or_default(),
-            received_ms: text("ts").and_then(|ts| ts.parse().ok()).unwrap_or(0),
-            trace_parent: text("tp"),
-            user_message_by_gateway: text("um").is_some(),
+            account: text(field::ACCOUNT)?,
+            device_id: text(field::DEVICE)?,
+            chat_id: text(field::CHAT)?,
+            frame_json: text(field::FRAME)?,
+            gateway: text(field::GATEWAY).unwrap_or_default(),
+            received_ms: text(field::RECEIVED_MS)
+                .and_then(|ts| ts.parse().ok())
+                .unwrap_or(0),
+            trace_parent: text(field::TRACE_PARENT),
+            user_message_by_gateway: text(field::USER_MESSAGE_BY_GATEWAY).is_some(),
         })
     }
 }
@@ -172,4 +196,57 @@ pub struct InboundEntry {
     /// The request, or `None` if the entry could not be read (it is acknowledged and
     /// dropped with a log line, never retried forever).
     pub request: Option<InboundRequest>,
+    /// What the request asks, decoded once as the entry was read.
+    pub body: Arc<InboundBody>,
+}
+
+/// What an inbound request asks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InboundBody {
+    /// A device's frame.
+    App(AppFrame),
+    /// A device's frame that is not a valid frame (it is answered with this error).
+    Invalid(ProtocolError),
+    /// A request of the server API.
+    Server(ServerRequest),
+    /// An entry that could not be read at all (request missing, server request garbled).
+    Unreadable,
+}
+
+impl InboundBody {
+    /// Decodes what `request` asks.
+    pub fn of(request: Option<&InboundRequest>) -> Self {
+        let Some(request) = request else {
+            return Self::Unreadable;
+        };
+        if request.device_id == SERVER_DEVICE_ID {
+            return serde_json::from_str(&request.frame_json)
+                .map_or(Self::Unreadable, Self::Server);
+        }
+        parse_app_frame(&request.frame_json).map_or_else(Self::Invalid, Self::App)
+    }
+
+    /// Its name, for spans: the frame type, `server`, `invalid` or `unreadable`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::App(frame) => frame.body.type_name(),
+            Self::Invalid(_) => "invalid",
+            Self::Server(_) => "server",
+            Self::Unreadable => "unreadable",
+        }
+    }
+}
+
+impl InboundEntry {
+    /// Decodes entry `entry` of `partition`'s stream, once, as it is read.
+    pub fn decode(partition: Partition, entry: &StreamId) -> Self {
+        let request = InboundRequest::from_entry(entry);
+        let body = Arc::new(InboundBody::of(request.as_ref()));
+        Self {
+            partition,
+            entry_id: entry.id.clone(),
+            request,
+            body,
+        }
+    }
 }
