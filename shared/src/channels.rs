@@ -109,6 +109,31 @@ pub async fn get<C: ConnectionLike + Send>(
     Ok(stored.and_then(|json| serde_json::from_str(&json).ok()))
 }
 
+/// Removes chat `chat_id` and what is kept for it: its channel, history, settings and
+/// read marker (its search entries are [`crate::search`]'s to remove).
+pub async fn delete<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    chat_id: &str,
+) -> redis::RedisResult<()> {
+    let keys = AccountKeys::new(account);
+    redis::pipe()
+        .cmd("HDEL")
+        .arg(keys.channels())
+        .arg(chat_id)
+        .ignore()
+        .cmd("DEL")
+        .arg(keys.history(chat_id))
+        .arg(keys.chat_settings(chat_id))
+        .ignore()
+        .cmd("HDEL")
+        .arg(keys.reads())
+        .arg(chat_id)
+        .ignore()
+        .query_async(conn)
+        .await
+}
+
 /// Stores `channel` (its read marker is kept apart and not stored here).
 pub async fn put<C: ConnectionLike + Send>(
     conn: &mut C,

@@ -7,6 +7,10 @@ use redis::streams::StreamRangeReply;
 use crate::keys::AccountKeys;
 use crate::protocol::{HistoryMessage, MessagePayload};
 
+/// Field of a history entry holding the message (JSON), as `scripts/outbox_append.lua`
+/// writes it.
+pub const MESSAGE_FIELD: &str = "m";
+
 /// Why a page cannot be served.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
@@ -69,7 +73,7 @@ pub async fn page<C: ConnectionLike + Send>(
         .iter()
         .take(limit)
         .filter_map(|entry| {
-            let json: String = entry.get("m")?;
+            let json: String = entry.get(MESSAGE_FIELD)?;
             let message: MessagePayload = serde_json::from_str(&json).ok()?;
             Some(HistoryMessage {
                 message_id: message.message_id,
@@ -85,4 +89,72 @@ pub async fn page<C: ConnectionLike + Send>(
         .collect();
     messages.reverse();
     Ok(HistoryPage { messages, has_more })
+}
+
+/// One history entry: its stream id and the message.
+#[derive(Debug, Clone)]
+pub struct HistoryEntry {
+    /// Stream entry id.
+    pub entry_id: String,
+    /// The stored message.
+    pub message: MessagePayload,
+}
+
+/// The newest `limit` history entries of `chat_id` after `after` (exclusive), oldest first.
+pub async fn recent<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    chat_id: &str,
+    after: Option<&str>,
+    limit: usize,
+) -> redis::RedisResult<Vec<HistoryEntry>> {
+    let start = after.map_or_else(|| "-".to_owned(), |id| format!("({id}"));
+    let reply: StreamRangeReply = redis::cmd("XREVRANGE")
+        .arg(AccountKeys::new(account).history(chat_id))
+        .arg("+")
+        .arg(start)
+        .arg("COUNT")
+        .arg(limit)
+        .query_async(conn)
+        .await?;
+    let mut entries: Vec<HistoryEntry> = reply
+        .ids
+        .into_iter()
+        .filter_map(|entry| {
+            let json: String = entry.get(MESSAGE_FIELD)?;
+            let message = serde_json::from_str(&json).ok()?;
+            Some(HistoryEntry {
+                entry_id: entry.id,
+                message,
+            })
+        })
+        .collect();
+    entries.reverse();
+    Ok(entries)
+}
+
+/// The newest history entry id of `chat_id`, if any.
+pub async fn last_entry_id<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    chat_id: &str,
+) -> redis::RedisResult<Option<String>> {
+    Ok(recent(conn, account, chat_id, None, 1)
+        .await?
+        .pop()
+        .map(|entry| entry.entry_id))
+}
+
+/// Removes `entry_ids` from `chat_id`'s history (the agent no longer sees them).
+pub async fn forget<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    chat_id: &str,
+    entry_ids: &[String],
+) -> redis::RedisResult<()> {
+    redis::cmd("XDEL")
+        .arg(AccountKeys::new(account).history(chat_id))
+        .arg(entry_ids)
+        .query_async(conn)
+        .await
 }

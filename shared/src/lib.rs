@@ -6,7 +6,8 @@
 //! - [`scripts`]: the Lua scripts for every multi-key atomic step, loaded once.
 //! - [`partition`]: which inbound partition a chat belongs to.
 //! - [`channels`]: an account's channels and threads, with read markers.
-//! - [`history`]: pages of a chat's history.
+//! - [`history`]: a chat's history: pages, recent entries, forgetting entries.
+//! - [`chat_settings`]: a chat's settings (model, reasoning, conversation start, busy policy).
 //! - [`inbound`]: entries of the per-partition inbound streams (gateway → worker) and the
 //!   workers' consumer group on them.
 //! - [`consumer_group`]: reading, claiming and acknowledging stream entries for a group.
@@ -32,6 +33,7 @@
 
 pub mod backoff;
 pub mod channels;
+pub mod chat_settings;
 pub mod clock;
 pub mod cluster_epoch;
 pub mod config;

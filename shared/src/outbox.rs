@@ -12,6 +12,7 @@ use redis::aio::ConnectionLike;
 use crate::delivery::RoutedFrame;
 use crate::keys::AccountKeys;
 use crate::partition::Partition;
+use crate::protocol::MessagePayload;
 use crate::scripts;
 
 /// Entries an outbox keeps (at least; trimming is approximate).
@@ -119,6 +120,24 @@ pub async fn read_after<C: ConnectionLike + Send>(
         .collect())
 }
 
+/// The ordinals of the effects of inbound entry `entry_id` of `partition` written so far
+/// (how far earlier attempts at the entry got).
+pub async fn written_effects<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    partition: Partition,
+    entry_id: &str,
+) -> redis::RedisResult<Vec<u32>> {
+    let fields: Vec<String> = redis::cmd("HKEYS")
+        .arg(AccountKeys::new(account).turn_effects(partition, entry_id))
+        .query_async(conn)
+        .await?;
+    Ok(fields
+        .iter()
+        .filter_map(|field| field.parse().ok())
+        .collect())
+}
+
 /// Identity of one effect of one inbound entry, so that a turn replayed after a takeover
 /// writes each effect once.
 #[derive(Debug, Clone)]
@@ -145,10 +164,9 @@ pub struct Append {
     pub effect: Option<EffectId>,
     /// Whether the frame goes to the outbox (never-dropped) or is live only.
     pub outboxed: bool,
-    /// A finished message to add to the chat history, as JSON.
-    pub history_entry: Option<String>,
-    /// Id of that message (indexed, for paging and receipts).
-    pub history_message_id: Option<String>,
+    /// A finished message to add to the chat history (indexed by its id, for paging and
+    /// receipts).
+    pub history: Option<MessagePayload>,
 }
 
 /// Result of [`append`].
@@ -187,6 +205,14 @@ pub async fn append<C: ConnectionLike + Send>(
         None => (keys.turn_effects(0, "none"), String::new()),
     };
     let frame = &request.frame;
+    let history_json = request
+        .history
+        .as_ref()
+        .map(|message| serde_json::to_string(message).expect("a message always serializes"));
+    let history_message_id = request
+        .history
+        .as_ref()
+        .and_then(|message| message.message_id.as_deref());
     let reply: Vec<redis::Value> = scripts::OUTBOX_APPEND
         .key(keys.outbox())
         .key(keys.outbox_meta())
@@ -213,12 +239,12 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(frame.target_device.as_deref().unwrap_or(""))
         .arg(OUTBOX_MAX_LEN)
         .arg(now_ms)
-        .arg(request.history_entry.as_deref().unwrap_or(""))
+        .arg(history_json.as_deref().unwrap_or(""))
         .arg(seq_base(now_ms))
         .arg(TURN_EFFECTS_TTL_SECS)
         .arg(OUTBOX_RETENTION_SECS)
         .arg(if request.outboxed { "1" } else { "0" })
-        .arg(request.history_message_id.as_deref().unwrap_or(""))
+        .arg(history_message_id.unwrap_or(""))
         .arg(&request.chat_id)
         .arg(frame.trace_parent.as_deref().unwrap_or(""))
         .invoke_async(conn)

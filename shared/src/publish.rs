@@ -182,22 +182,13 @@ async fn write(
         trace_parent,
         emitted_us: None,
     };
-    let history_message_id = outgoing
-        .history
-        .as_ref()
-        .and_then(|message| message.message_id.clone());
-    let history_entry = outgoing
-        .history
-        .as_ref()
-        .map(|message| serde_json::to_string(message).expect("a message always serializes"));
     let append = Append {
         frame: routed,
         chat_id: scope.chat_id.clone(),
         fence: scope.fence,
         effect: outgoing.effect,
         outboxed,
-        history_entry,
-        history_message_id,
+        history: outgoing.history,
     };
     let (seq, nodes, appended) = match outbox::append(conn, &append, now_ms()).await? {
         AppendOutcome::Written { seq, nodes } => (seq, nodes, seq.is_some()),
@@ -225,7 +216,7 @@ async fn write(
         };
         after.add_command(push::enqueue_command(&job)).ignore();
     }
-    let indexed = outgoing
+    let indexed = append
         .history
         .as_ref()
         .and_then(|message| searchable(scope, message));

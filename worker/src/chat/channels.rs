@@ -268,22 +268,7 @@ async fn delete_chat(
     account: &str,
     chat_id: &str,
 ) -> Result<(), PublishError> {
-    let keys = AccountKeys::new(account);
-    redis::pipe()
-        .cmd("HDEL")
-        .arg(keys.channels())
-        .arg(chat_id)
-        .ignore()
-        .cmd("DEL")
-        .arg(keys.history(chat_id))
-        .arg(keys.chat_settings(chat_id))
-        .ignore()
-        .cmd("HDEL")
-        .arg(keys.reads())
-        .arg(chat_id)
-        .ignore()
-        .query_async::<()>(conn)
-        .await?;
+    channels::delete(conn, account, chat_id).await?;
     search::remove_chat(conn, account, chat_id).await?;
     Ok(())
 }

@@ -30,12 +30,12 @@ use iris_shared::outbox::EffectId;
 use iris_shared::protocol::{AppBody, ErrorCode, ErrorPayload, ServerBody, ServerFrame};
 use iris_shared::telemetry::propagation;
 
-use crate::turn::conversation;
 use crate::turn::interrupted::{
     end_answered_turn, end_interrupted_turn, turn_progress, TurnProgress,
 };
 use crate::turn::publisher::{ChatScope, Outgoing, PublishError};
 use crate::turn::{run_turn, TurnControl, TurnDeps, TurnRequest, TurnStart};
+use iris_shared::chat_settings;
 use messages::{ChatKey, EntryDone, Fenced};
 pub use messages::{FinishRunningTurn, Retire, Work};
 
@@ -389,7 +389,7 @@ impl Actor for ChatActor {
                 .await
                 .ok()
                 .flatten();
-            let settings = conversation::load_settings(&mut conn, &key.account, &key.chat_id)
+            let settings = chat_settings::load(&mut conn, &key.account, &key.chat_id)
                 .await
                 .ok();
             Some((

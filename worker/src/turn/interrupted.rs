@@ -9,7 +9,7 @@
 //! `message.stop {interrupted: true}` and `agent.idle`, each written once by ordinal, and
 //! the user can send the message again (or `/retry`).
 
-use iris_shared::keys::AccountKeys;
+use iris_shared::outbox;
 use iris_shared::protocol::{
     AgentIdle, ErrorCode, ErrorPayload, MessageStop, ServerBody, ServerFrame,
 };
@@ -48,14 +48,13 @@ pub async fn turn_progress(
     request: &TurnRequest,
 ) -> Result<TurnProgress, PublishError> {
     let mut conn = deps.redis.get().await?;
-    let key = AccountKeys::new(&scope.account).turn_effects(request.partition, &request.entry_id);
-    let written: Vec<u32> = redis::cmd("HKEYS")
-        .arg(&key)
-        .query_async::<Vec<String>>(&mut conn)
-        .await?
-        .iter()
-        .filter_map(|field| field.parse().ok())
-        .collect();
+    let written = outbox::written_effects(
+        &mut conn,
+        &scope.account,
+        request.partition,
+        &request.entry_id,
+    )
+    .await?;
     Ok(progress_of(&written))
 }
 

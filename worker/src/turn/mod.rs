@@ -31,6 +31,8 @@ use crate::metrics;
 use attachments::{attached_images, attached_media};
 use conversation::CONVERSATION_LIMIT;
 use events::TurnState;
+use iris_shared::chat_settings;
+use iris_shared::history;
 use publisher::{ChatScope, Outgoing, PublishError};
 use writer::{ordinal, TurnWriter};
 
@@ -190,8 +192,8 @@ async fn turn_input(
     request: &TurnRequest,
 ) -> Result<(TurnInput, bool), PublishError> {
     let mut conn = deps.redis.get().await?;
-    let settings = conversation::load_settings(&mut conn, &scope.account, &scope.chat_id).await?;
-    let entries = conversation::recent_history(
+    let settings = chat_settings::load(&mut conn, &scope.account, &scope.chat_id).await?;
+    let entries = history::recent(
         &mut conn,
         &scope.account,
         &scope.chat_id,

@@ -20,11 +20,11 @@ use iris_shared::protocol::{MessagePayload, Role, ServerBody, ServerFrame};
 
 use super::BusyPolicy;
 use super::ChatActor;
-use crate::turn::conversation::{self, BUSY_POLICY};
 use crate::turn::publisher::{Outgoing, PublishError};
 use crate::turn::writer::TurnWriter;
 use crate::turn::TurnRequest;
 use catalog::Invocation;
+use iris_shared::chat_settings::{self, BUSY_POLICY};
 use stored::stored_command;
 
 /// What a command does after it has answered.
@@ -84,8 +84,7 @@ impl ChatActor {
             if let Some(policy) = chosen_busy_policy {
                 let mut conn = deps.redis.get().await?;
                 let (account, chat) = (&scope.account, &scope.chat_id);
-                conversation::store_setting(&mut conn, account, chat, BUSY_POLICY, policy.name())
-                    .await?;
+                chat_settings::store(&mut conn, account, chat, BUSY_POLICY, policy.name()).await?;
             }
             let reply = match immediate {
                 Some(reply) => reply,

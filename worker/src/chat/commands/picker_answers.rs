@@ -16,10 +16,10 @@ use super::stored::{is_confirmation, stored_command};
 use super::Reply;
 use crate::chat::ChatActor;
 use crate::pickers::{self, PickerKind};
-use crate::turn::conversation::{self, MODEL};
 use crate::turn::publisher::{Outgoing, PublishError};
 use crate::turn::writer::TurnWriter;
 use crate::turn::TurnDeps;
+use iris_shared::chat_settings::{self, MODEL};
 
 /// Picker ids of model pickers start with this.
 pub const MODEL_PICKER_PREFIX: &str = "model-";
@@ -53,8 +53,7 @@ impl ChatActor {
             if was_open == 0 {
                 return Ok(Some(picker_id));
             }
-            conversation::store_setting(&mut conn, &scope.account, &scope.chat_id, MODEL, &model)
-                .await?;
+            chat_settings::store(&mut conn, &scope.account, &scope.chat_id, MODEL, &model).await?;
             let notice = Notification {
                 picker_id: Some(picker_id),
                 choice: Some(model.clone()),
@@ -226,7 +225,7 @@ pub(super) async fn model_picker(
     account: &str,
     chat_id: &str,
 ) -> Result<Reply, PublishError> {
-    let settings = conversation::load_settings(conn, account, chat_id).await?;
+    let settings = chat_settings::load(conn, account, chat_id).await?;
     let models = match deps.agent.models().await {
         Ok(models) => models,
         Err(err) => {

@@ -1,14 +1,15 @@
 //! The commands served from the chat's state in Redis, with no running turn involved:
 //! `/new`, `/undo`, `/retry`, `/reasoning`, `/model <name>`, `/title`.
 
-use iris_shared::keys::AccountKeys;
-use iris_shared::protocol::{Channel, ChannelRenamed, Role, ServerBody};
+use iris_shared::channels;
+use iris_shared::protocol::{ChannelRenamed, Role, ServerBody};
 
 use super::picker_answers::{confirm_picker, model_picker};
 use super::{FollowUp, Reply};
-use crate::turn::conversation::{self, CONTEXT_FROM, MODEL, REASONING};
 use crate::turn::publisher::PublishError;
 use crate::turn::TurnDeps;
+use iris_shared::chat_settings::{self, CONTEXT_FROM, MODEL, REASONING};
+use iris_shared::history;
 
 /// Arguments that confirm a destructive command without asking (`/new yes`).
 const CONFIRMATIONS: &[&str] = &["yes", "y", "confirm", "ok", "true"];
@@ -28,33 +29,33 @@ pub(super) async fn stored_command(
             confirm_picker(&mut conn, account, chat_id, name).await?
         }
         "new" => {
-            let last = conversation::last_history_id(&mut conn, account, chat_id).await?;
+            let last = history::last_entry_id(&mut conn, account, chat_id).await?;
             let from = last.unwrap_or_else(|| "0-0".to_owned());
-            conversation::store_setting(&mut conn, account, chat_id, CONTEXT_FROM, &from).await?;
+            chat_settings::store(&mut conn, account, chat_id, CONTEXT_FROM, &from).await?;
             Reply::text("Started a new conversation: the agent no longer sees the messages above.")
         }
         "reasoning" => {
-            let settings = conversation::load_settings(&mut conn, account, chat_id).await?;
+            let settings = chat_settings::load(&mut conn, account, chat_id).await?;
             let show = match args.to_ascii_lowercase().as_str() {
                 "on" => true,
                 "off" => false,
                 _ => !settings.show_reasoning,
             };
             let value = if show { "on" } else { "off" };
-            conversation::store_setting(&mut conn, account, chat_id, REASONING, value).await?;
+            chat_settings::store(&mut conn, account, chat_id, REASONING, value).await?;
             Reply::text(format!(
                 "Reasoning is now {}.",
                 if show { "shown" } else { "hidden" }
             ))
         }
         "model" if !args.is_empty() => {
-            conversation::store_setting(&mut conn, account, chat_id, MODEL, args).await?;
+            chat_settings::store(&mut conn, account, chat_id, MODEL, args).await?;
             Reply::text(format!("Model for this chat: {args}."))
         }
         "model" => model_picker(deps, &mut conn, account, chat_id).await?,
         "retry" => {
-            let settings = conversation::load_settings(&mut conn, account, chat_id).await?;
-            let entries = conversation::recent_history(
+            let settings = chat_settings::load(&mut conn, account, chat_id).await?;
+            let entries = history::recent(
                 &mut conn,
                 account,
                 chat_id,
@@ -77,8 +78,7 @@ pub(super) async fn stored_command(
             }
         }
         "undo" => {
-            let entries =
-                conversation::recent_history(&mut conn, account, chat_id, None, 10).await?;
+            let entries = history::recent(&mut conn, account, chat_id, None, 10).await?;
             let mut removed = Vec::new();
             for entry in entries.iter().rev() {
                 removed.push(entry.entry_id.clone());
@@ -89,11 +89,7 @@ pub(super) async fn stored_command(
             if removed.is_empty() {
                 Reply::text("There is nothing to undo.")
             } else {
-                let _: () = redis::cmd("XDEL")
-                    .arg(AccountKeys::new(account).history(chat_id))
-                    .arg(&removed)
-                    .query_async(&mut conn)
-                    .await?;
+                history::forget(&mut conn, account, chat_id, &removed).await?;
                 Reply::text("Forgot the last exchange: the agent no longer sees it.")
             }
         }
@@ -114,24 +110,12 @@ async fn rename_chat(
     chat_id: &str,
     name: &str,
 ) -> Result<Reply, PublishError> {
-    let key = AccountKeys::new(account).channels();
-    let stored: Option<String> = redis::cmd("HGET")
-        .arg(&key)
-        .arg(chat_id)
-        .query_async(conn)
-        .await?;
-    let mut channel: Channel = stored
-        .and_then(|json| serde_json::from_str(&json).ok())
+    let mut channel = channels::get(conn, account, chat_id)
+        .await?
         .unwrap_or_default();
     channel.chat_id = Some(chat_id.to_owned());
     channel.name = Some(name.to_owned());
-    let json = serde_json::to_string(&channel).unwrap_or_default();
-    let _: () = redis::cmd("HSET")
-        .arg(&key)
-        .arg(chat_id)
-        .arg(json)
-        .query_async(conn)
-        .await?;
+    channels::put(conn, account, &channel).await?;
     let renamed = ChannelRenamed {
         chat_id: Some(chat_id.to_owned()),
         name: Some(name.to_owned()),
