@@ -16,6 +16,7 @@ use actix::prelude::*;
 use iris_shared::clock::now_ms;
 use iris_shared::cluster_epoch::{self, EpochCheck};
 
+use crate::backend_notice::BackendNotice;
 use crate::metrics;
 use crate::state::GatewayState;
 
@@ -25,18 +26,6 @@ const TICK: Duration = Duration::from_millis(500);
 const PROBE_TIMEOUT: Duration = Duration::from_millis(1_500);
 /// How long Redis must be failing before the node counts as degraded (a blip is not).
 pub const DEGRADED_AFTER: Duration = Duration::from_millis(1_500);
-
-/// What changed about the backend, for the registry and from it for every session.
-#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
-#[rtype(result = "()")]
-pub enum BackendNotice {
-    /// Redis is unreachable.
-    Degraded,
-    /// Redis is reachable again with its data; frames written meanwhile must be caught up.
-    Online,
-    /// Redis is reachable but lost the cluster's data: cursors must reset to the new head.
-    DataLost,
-}
 
 /// Watches Redis for one gateway node.
 pub struct BackendWatch {

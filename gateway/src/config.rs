@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::registry::SendQueueLimits;
+use crate::send_queue::SendQueueLimits;
 use iris_shared::protocol::limits::{
     InputLimits, DEFAULT_MAX_ID_BYTES, DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_QUERY_BYTES,
     DEFAULT_MAX_TEXT_BYTES, DEFAULT_MAX_TITLE_BYTES, DEFAULT_MAX_TOKEN_BYTES,

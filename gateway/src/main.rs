@@ -9,6 +9,7 @@
 //! - `cursor`: a device's outbox position and the exactly-once delivery rules.
 //! - `registry`: the actor that maps accounts to local sessions and keeps presence.
 //! - `delivery_loop`: the node's one blocking read of its delivery stream.
+//! - `backend_notice`: what sessions are told when Redis goes, comes back, or lost its data.
 //! - `backend_watch`: the actor that decides whether Redis is reachable and intact
 //!   (degraded status, lost-data resets).
 //! - `tokens`: device tokens, stored hashed.
@@ -20,6 +21,7 @@
 //! - `web`: the web client's page and scripts, embedded in the binary.
 
 mod api;
+mod backend_notice;
 mod backend_watch;
 mod backlog;
 mod client_ip;

@@ -29,20 +29,12 @@ use iris_shared::{presence, push};
 
 use crate::backlog::{Backlog, CatchUpFrames, Kept};
 use crate::metrics::{self, Metrics};
-use crate::send_queue::{self, SendQueue};
+use crate::send_queue::{self, SendQueue, SendQueueLimits};
 
 /// How often lagging sessions are checked for having caught up or being too slow.
 const LAGGING_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 
-/// How much a session may lag before the registry stops queueing for it, and for how long.
-#[derive(Debug, Clone, Copy)]
-pub struct SendQueueLimits {
-    /// Bytes queued for one session before frames go to its backlog instead.
-    pub max_bytes: usize,
-    /// How long a session may stay behind before it is closed as a slow consumer.
-    pub slow_after: Duration,
-}
-use crate::backend_watch::BackendNotice;
+use crate::backend_notice::BackendNotice;
 
 /// A frame for one session.
 #[derive(Message, Debug, Clone)]

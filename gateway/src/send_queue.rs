@@ -8,6 +8,7 @@
 //! `backlog.rs`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use iris_shared::delivery::RoutedFrame;
 
@@ -53,6 +54,15 @@ impl SendQueue {
         let queued = self.bytes();
         queued == 0 || queued + bytes <= limit
     }
+}
+
+/// How much a session may lag before the registry stops queueing for it, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub struct SendQueueLimits {
+    /// Bytes queued for one session before frames go to its backlog instead.
+    pub max_bytes: usize,
+    /// How long a session may stay behind before it is closed as a slow consumer.
+    pub slow_after: Duration,
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use iris_shared::protocol::{ServerBody, ServerFrame, Status, StatusState};
 
 use super::replay::ReplayPurpose;
 use super::{Phase, Session};
-use crate::backend_watch::BackendNotice;
+use crate::backend_notice::BackendNotice;
 use crate::cursor::DeliveryCursor;
 use crate::metrics;
 

@@ -22,6 +22,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::frame::MEDIA_CHUNK_BYTES;
+pub use super::store_error::MediaStoreError;
 use super::writer::MediaWriter;
 
 /// Directory under the system temp dir used when no store is configured.
@@ -31,25 +32,6 @@ const S3_PART_BYTES: usize = 5 * 1024 * 1024;
 /// Multipart part size on a local directory (parts are plain file writes; smaller parts
 /// keep an upload's buffer small).
 const LOCAL_PART_BYTES: usize = 1024 * 1024;
-
-/// Why a store cannot be opened or used.
-#[derive(Debug, thiserror::Error)]
-pub enum MediaStoreError {
-    /// The URL names no supported store.
-    #[error("unsupported media store {0:?}: use file:///abs/dir or s3://bucket[/prefix]")]
-    BadUrl(String),
-    /// The local directory cannot be created.
-    #[error("cannot create media directory {path}: {source}")]
-    Directory {
-        /// The directory.
-        path: PathBuf,
-        /// What failed.
-        source: std::io::Error,
-    },
-    /// The store refused an operation (or could not be built).
-    #[error(transparent)]
-    Store(#[from] object_store::Error),
-}
 
 /// A handle on the media store; cheap to clone.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use object_store::{MultipartUpload, WriteMultipart};
 use sha2::{Digest, Sha256};
 
-use super::store::MediaStoreError;
+use super::store_error::MediaStoreError;
 
 /// Parts being sent to the store at once. One part in flight plus one being filled bounds
 /// a writer's memory to about two parts.

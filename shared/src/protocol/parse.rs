@@ -6,7 +6,8 @@
 //! [`parse_app_frame_within`] also applies [`InputLimits`]: nesting depth before parsing, string
 //! lengths right after.
 
-use serde::Deserialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use super::app::{AppBody, AppFrame};
@@ -201,5 +202,13 @@ fn json_kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// Deserializing an [`AppFrame`] applies the rules of [`parse_app_frame`].
+impl<'de> Deserialize<'de> for AppFrame {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        parse_app_value(value).map_err(D::Error::custom)
     }
 }

@@ -1,17 +1,14 @@
 //! [`AppFrame`]: an app → server body wrapped in the flat v1 envelope.
 
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
+use serde::{Serialize, Serializer};
 
 use super::AppBody;
 use crate::protocol::envelope::{OutgoingEnvelope, PROTOCOL_VERSION};
-use crate::protocol::parse::parse_app_value;
 
 /// One app → server frame.
 ///
 /// Serializes as `{"v":1, "id"?, "chat_id"?, "thread_id"?, "type", "payload"}`; deserializing applies
-/// the same rules as [`crate::protocol::parse_app_frame`].
+/// the same rules as [`crate::protocol::parse_app_frame`] (its `Deserialize` lives there).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppFrame {
     /// Request id; the server's answer carries it back.
@@ -70,12 +67,5 @@ impl Serialize for AppFrame {
             body: &self.body,
         }
         .serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for AppFrame {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        parse_app_value(value).map_err(D::Error::custom)
     }
 }

@@ -5,11 +5,12 @@
 
 pub mod catalog;
 mod picker_answers;
+mod picker_openers;
 mod registry;
 mod running_turn;
 mod stored;
 
-pub use picker_answers::{CONFIRM_PICKER_PREFIX, MODEL_PICKER_PREFIX};
+pub use picker_openers::{CONFIRM_PICKER_PREFIX, MODEL_PICKER_PREFIX};
 
 use actix::prelude::*;
 use tracing::Instrument as _;

@@ -4,7 +4,7 @@
 use iris_shared::channels;
 use iris_shared::protocol::{ChannelRenamed, Role, ServerBody};
 
-use super::picker_answers::{confirm_picker, model_picker};
+use super::picker_openers::{confirm_picker, model_picker};
 use super::{FollowUp, Reply};
 use crate::turn::publisher::PublishError;
 use crate::turn::TurnDeps;
