@@ -16,6 +16,7 @@
 //! - [`publish`]: writing one chat frame: outbox, then delivery, push job and search entry.
 //! - [`user_message`]: the user's own message of a `message.send`, written at once.
 //! - [`presence`]: which gateway nodes hold devices of an account.
+//! - [`expiring_set`]: sets of claims that expire unless renewed (presence, online devices).
 //! - [`push`]: push targets, online devices and the push jobs stream.
 //! - [`media`]: media bytes: binary frames, the object store (directory or S3), metadata.
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
@@ -39,6 +40,7 @@ pub mod cluster_epoch;
 pub mod config;
 pub mod consumer_group;
 pub mod delivery;
+pub mod expiring_set;
 pub mod history;
 pub mod inbound;
 pub mod keys;

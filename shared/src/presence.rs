@@ -6,6 +6,7 @@
 
 use redis::aio::ConnectionLike;
 
+use crate::expiring_set;
 use crate::keys::AccountKeys;
 
 /// How long a node's hold lasts without renewal.
@@ -29,20 +30,7 @@ pub async fn hold<C: ConnectionLike + Send>(
     let mut pipe = redis::pipe();
     for account in accounts {
         let key = AccountKeys::new(account).presence();
-        pipe.cmd("ZADD")
-            .arg(&key)
-            .arg(until_ms)
-            .arg(node)
-            .ignore()
-            .cmd("ZREMRANGEBYSCORE")
-            .arg(&key)
-            .arg("-inf")
-            .arg(now_ms)
-            .ignore()
-            .cmd("PEXPIRE")
-            .arg(&key)
-            .arg(HOLD_TTL_MS * 2)
-            .ignore();
+        expiring_set::renew(&mut pipe, &key, [node], until_ms, now_ms, HOLD_TTL_MS * 2);
     }
     pipe.query_async(conn).await
 }
@@ -72,10 +60,5 @@ pub async fn nodes<C: ConnectionLike + Send>(
     account: &str,
     now_ms: u64,
 ) -> redis::RedisResult<Vec<String>> {
-    redis::cmd("ZRANGEBYSCORE")
-        .arg(AccountKeys::new(account).presence())
-        .arg(now_ms)
-        .arg("+inf")
-        .query_async(conn)
-        .await
+    expiring_set::live_members(conn, &AccountKeys::new(account).presence(), now_ms).await
 }

@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use redis::aio::ConnectionLike;
 use redis::RedisResult;
 
+use crate::expiring_set;
 use crate::keys::AccountKeys;
 
 /// How long a device counts as online without renewal.
@@ -51,20 +52,9 @@ pub async fn renew_online<C: ConnectionLike + Send>(
                 continue;
             }
             let key = AccountKeys::new(account).online_devices();
-            let zadd = pipe.cmd("ZADD").arg(&key);
-            for device_id in devices {
-                zadd.arg(now_ms + ONLINE_TTL_MS).arg(device_id);
-            }
-            zadd.ignore()
-                .cmd("ZREMRANGEBYSCORE")
-                .arg(&key)
-                .arg("-inf")
-                .arg(now_ms)
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(&key)
-                .arg(KEY_TTL_MS)
-                .ignore();
+            let until_ms = now_ms + ONLINE_TTL_MS;
+            let members = devices.iter().map(String::as_str);
+            expiring_set::renew(&mut pipe, &key, members, until_ms, now_ms, KEY_TTL_MS);
         }
         pipe.query_async::<()>(conn).await?;
     }
@@ -77,11 +67,7 @@ pub async fn mark_offline<C: ConnectionLike + Send>(
     account: &str,
     device_id: &str,
 ) -> RedisResult<()> {
-    redis::cmd("ZREM")
-        .arg(AccountKeys::new(account).online_devices())
-        .arg(device_id)
-        .query_async(conn)
-        .await
+    expiring_set::remove(conn, &AccountKeys::new(account).online_devices(), device_id).await
 }
 
 /// Devices of `account` whose live-session claim has not expired at `now_ms`.
@@ -90,10 +76,6 @@ pub async fn online_devices<C: ConnectionLike + Send>(
     account: &str,
     now_ms: u64,
 ) -> RedisResult<HashSet<String>> {
-    redis::cmd("ZRANGEBYSCORE")
-        .arg(AccountKeys::new(account).online_devices())
-        .arg(format!("({now_ms}"))
-        .arg("+inf")
-        .query_async(conn)
-        .await
+    let key = AccountKeys::new(account).online_devices();
+    expiring_set::live_members(conn, &key, now_ms).await
 }
