@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use tokio::sync::watch;
 
+use crate::bench::{Bench, DRAIN_TIMEOUT};
 use crate::client::{Connection, Incoming};
 use crate::cluster::Gateway;
 use crate::cost_window::CostDelta;
@@ -19,7 +20,6 @@ use crate::frame_head::FrameHead;
 use crate::live_stats::{latency_histogram, LiveStats};
 use crate::publisher::publish_paced;
 use crate::report::ScenarioResult;
-use crate::scenarios::{Bench, DRAIN_TIMEOUT};
 
 const DEFAULT_CONNECTIONS: usize = 2_000;
 const DEFAULT_DEVICES: usize = 2;
