@@ -23,6 +23,7 @@ use tokio::net::TcpStream;
 
 use crate::child_process::ChildProcess;
 use crate::cluster_spec::ClusterSpec;
+use crate::fake_llm;
 use crate::http_probe::{self, HttpResponse};
 use crate::ports::free_port;
 use crate::scratch_dir::ScratchDir;
@@ -40,8 +41,6 @@ pub const DOOMED_DIR: &str = "doomed";
 const HERMES_VERSION: &str = "0.19";
 /// How long Hermes may take to answer `/health` (it imports a lot of Python).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long the fake LLM may take to answer `GET /v1/models`.
-const FAKE_LLM_STARTUP_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long one request to Hermes may take, event streams included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Log lines shown per process when a test fails.
@@ -82,16 +81,13 @@ impl HermesUpstream {
         }
 
         let llm_addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let mut fake_llm_command = Command::new(venv.join("bin").join("python3"));
-        fake_llm_command
-            .arg(fake_llm_script())
-            .arg(llm_addr.port().to_string())
-            .arg("--workdir")
-            .arg(&workdir)
-            .arg("--log-dir")
-            .arg(scratch.path().join("fake_llm_bodies"))
-            .env("PYTHONUNBUFFERED", "1")
-            .current_dir(scratch.path());
+        let mut fake_llm_command = fake_llm::command(
+            venv.join("bin").join("python3"),
+            llm_addr.port(),
+            &workdir,
+            &scratch.path().join("fake_llm_bodies"),
+        );
+        fake_llm_command.current_dir(scratch.path());
         let fake_llm = ChildProcess::spawn("fake_llm", fake_llm_command, scratch.path());
 
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
@@ -124,25 +120,9 @@ impl HermesUpstream {
             fake_llm,
             scratch,
         };
-        upstream.wait_fake_llm_ready(llm_addr).await;
+        fake_llm::wait_until_listing_models(llm_addr, &mut upstream.fake_llm).await;
         upstream.wait_hermes_ready().await;
         upstream
-    }
-
-    async fn wait_fake_llm_ready(&mut self, llm_addr: SocketAddr) {
-        let deadline = Instant::now() + FAKE_LLM_STARTUP_TIMEOUT;
-        while Instant::now() < deadline {
-            if let Ok(response) = http_probe::get(llm_addr, "/v1/models").await {
-                if response.status == 200 {
-                    return;
-                }
-            }
-            if self.fake_llm.exit_status().is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the fake LLM never answered GET /v1/models on {llm_addr}");
     }
 
     async fn wait_hermes_ready(&mut self) {
@@ -293,15 +273,6 @@ fn hermes_venv() -> PathBuf {
         .join(".cache")
         .join("iris-cluster")
         .join(format!("hermes-{HERMES_VERSION}-venv"))
-}
-
-/// The project's scripted LLM.
-fn fake_llm_script() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join("fake_llm.py");
-    assert!(script.is_file(), "{} is missing", script.display());
-    script
 }
 
 /// `$HERMES_HOME/config.yaml`: the fake LLM as the model, manual approvals (no auxiliary
