@@ -6,8 +6,8 @@
 //! Hermes comes from the virtual environment `scripts/install-hermes.sh` creates
 //! (`$IRIS_HERMES_VENV`, else `~/.cache/iris-cluster/hermes-0.19-venv`). Each upstream has
 //! its own ports, `HERMES_HOME` and terminal folder, so tests may run side by side.
-//! It also speaks a little of the Hermes runs API itself (raw HTTP/1.1, no client crate),
-//! to prove the fixture works without the cluster.
+//! It also speaks a little of the Hermes runs API itself (through [`http_probe`]), to prove
+//! the fixture works without the cluster.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -18,8 +18,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::child_process::ChildProcess;
 use crate::cluster_spec::ClusterSpec;
@@ -211,37 +209,15 @@ impl HermesUpstream {
             .collect()
     }
 
-    /// One authorized HTTP/1.1 request (`Connection: close`); a chunked body is decoded.
+    /// One authorized HTTP/1.1 request with an optional JSON body.
     async fn request(
         &self,
         method: &str,
         path: &str,
         body: Option<&str>,
     ) -> io::Result<HttpResponse> {
-        let exchange = async {
-            let mut stream = TcpStream::connect(self.addr).await?;
-            let body = body.unwrap_or_default();
-            let request = format!(
-                "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
-                 Content-Type: application/json\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{body}",
-                self.addr,
-                self.api_key,
-                body.len()
-            );
-            stream.write_all(request.as_bytes()).await?;
-            let mut raw = Vec::new();
-            stream.read_to_end(&mut raw).await?;
-            parse_response(&raw)
-        };
-        tokio::time::timeout(REQUEST_TIMEOUT, exchange)
-            .await
-            .map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("{method} {path} timed out"),
-                )
-            })?
+        let key = Some(self.api_key.as_str());
+        http_probe::request_within(REQUEST_TIMEOUT, self.addr, method, path, key, body, &[]).await
     }
 
     /// Log paths and last log lines of Hermes and the fake LLM, for a failure report.
@@ -330,73 +306,9 @@ fn write_file(path: &Path, text: &str) {
         .unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
 }
 
-/// Splits a whole HTTP/1.1 response into status and body, decoding a chunked body.
-fn parse_response(raw: &[u8]) -> io::Result<HttpResponse> {
-    let bad = |what: &str| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{what}: {:?}", String::from_utf8_lossy(raw)),
-        )
-    };
-    let split = raw
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .ok_or_else(|| bad("no end of headers"))?;
-    let head = String::from_utf8_lossy(&raw[..split]);
-    let body = &raw[split + 4..];
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .ok_or_else(|| bad("no status code"))?;
-    let chunked = head.lines().any(|line| {
-        let line = line.to_ascii_lowercase();
-        line.starts_with("transfer-encoding:") && line.contains("chunked")
-    });
-    let body = if chunked {
-        dechunk(body).ok_or_else(|| bad("bad chunked body"))?
-    } else {
-        body.to_vec()
-    };
-    Ok(HttpResponse {
-        status,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    })
-}
-
-/// Decodes a `Transfer-Encoding: chunked` body (up to its last chunk, or the end of data).
-fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = rest.windows(2).position(|window| window == b"\r\n")?;
-        let size_text = std::str::from_utf8(&rest[..line_end]).ok()?;
-        let size_hex = size_text.split(';').next()?.trim();
-        let size = usize::from_str_radix(size_hex, 16).ok()?;
-        rest = &rest[line_end + 2..];
-        if size == 0 {
-            return Some(body);
-        }
-        body.extend_from_slice(rest.get(..size)?);
-        rest = rest.get(size + 2..).unwrap_or_default();
-        if rest.is_empty() {
-            return Some(body);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Proves a chunked HTTP body is decoded across chunk boundaries.
-    #[test]
-    fn chunked_bodies_are_decoded_across_chunk_boundaries() {
-        let raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
-                    6\r\ndata: \r\n4\r\n{}\n\n\r\n0\r\n\r\n";
-        let response = parse_response(raw).expect("a valid response");
-        assert_eq!(response.status, 200);
-        assert_eq!(response.body, "data: {}\n\n");
-    }
 
     /// Proves the generated config names the fake LLM, the port and quotes the folder.
     #[test]

@@ -16,8 +16,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use iris_tests::child_process::ChildProcess;
 use iris_tests::client::{Client, Incoming};
@@ -604,19 +602,12 @@ impl MotoServer {
 
     /// Creates `bucket` (moto accepts a plain unsigned `PUT /bucket`).
     async fn create_bucket(&self, bucket: &str) {
-        let mut stream = TcpStream::connect(self.addr)
+        let response = http_probe::request(self.addr, "PUT", &format!("/{bucket}"), None, None)
             .await
-            .expect("connect to moto");
-        let request = format!(
-            "PUT /{bucket} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            self.addr
-        );
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await.unwrap();
-        assert!(
-            response.starts_with("HTTP/1.1 200"),
-            "creating bucket {bucket}: {response}"
+            .expect("PUT to moto");
+        assert_eq!(
+            response.status, 200,
+            "creating bucket {bucket}: {response:?}"
         );
     }
 
