@@ -381,6 +381,11 @@ impl Cluster {
         self.gateways[index].process.terminate();
     }
 
+    /// The OS process id of gateway `index`.
+    pub fn gateway_pid(&self, index: usize) -> u32 {
+        self.gateways[index].process.pid()
+    }
+
     /// Resident memory of gateway `index` (KiB).
     pub fn gateway_rss_kib(&self, index: usize) -> u64 {
         self.gateways[index].process.rss_kib()
