@@ -6,8 +6,8 @@ use std::sync::Arc;
 use anyhow::Result;
 use futures_util::stream::{self, StreamExt};
 
+use crate::bench::Bench;
 use crate::client::Connection;
-use crate::scenarios::Bench;
 
 /// Accounts of one scenario and a token for each.
 #[derive(Debug, Clone)]

@@ -2,6 +2,7 @@
 //! cluster of its own), prints one table on stdout and, with `--json`, writes the results
 //! for comparison with other systems. docs/performance.md ("Benchmarks") describes each.
 
+mod bench;
 mod client;
 mod cluster;
 mod cost_window;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{watch, Semaphore};
 
+use crate::bench::Bench;
 use crate::frame_head::stamped_text;
-use crate::scenarios::Bench;
 
 /// Pacing tick.
 const TICK: Duration = Duration::from_millis(2);

@@ -4,22 +4,10 @@
 //! duplicated nothing, a takeover was answered. Also: a missing binary directory fails
 //! with the fix in the message.
 
-use std::path::PathBuf;
 use std::process::Command;
 
+use iris_tests::binaries::{binary, target_dir, GATEWAY, WORKER};
 use serde_json::Value;
-
-/// The workspace's target directory (`$CARGO_TARGET_DIR` or `<workspace>/target`).
-fn target_dir() -> PathBuf {
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("bench/ lives in the workspace")
-        .to_path_buf();
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => workspace.join(dir),
-        _ => workspace.join("target"),
-    }
-}
 
 fn extra_u64(result: &Value, key: &str) -> u64 {
     result["extra"][key]
@@ -30,12 +18,10 @@ fn extra_u64(result: &Value, key: &str) -> u64 {
 /// Runs `iris-bench <scenario> <args>` on the debug binaries; returns its one JSON result
 /// after checking the fields every result has and that it counted no error.
 fn run_scenario(scenario: &str, args: &[&str]) -> Value {
+    // Each panics, saying to build first, if that debug binary is missing.
+    binary(GATEWAY);
+    binary(WORKER);
     let bin_dir = target_dir().join("debug");
-    assert!(
-        bin_dir.join("iris-gateway").is_file() && bin_dir.join("iris-worker").is_file(),
-        "run `cargo build --workspace --bins` first: the debug binaries are missing in {}",
-        bin_dir.display()
-    );
     let json_path = std::env::temp_dir().join(format!(
         "iris-bench-smoke-{}-{scenario}.json",
         std::process::id()

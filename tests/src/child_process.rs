@@ -40,13 +40,7 @@ impl ChildProcess {
 
     /// Resident memory now (KiB), from `/proc/<pid>/status`.
     pub fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
-            .unwrap_or_else(|err| panic!("cannot read the status of {}: {err}", self.name));
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("no VmRSS for {}", self.name))
+        resident_kib(self.pid()).unwrap_or_else(|| panic!("no VmRSS for {}", self.name))
     }
 
     /// The name the process was started under.
@@ -114,6 +108,16 @@ impl ChildProcess {
             self.log_tail(lines)
         )
     }
+}
+
+/// Resident memory of process `pid` now (KiB, `VmRSS` in `/proc/<pid>/status`), if it
+/// still runs.
+pub fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 impl Drop for ChildProcess {

@@ -1,11 +1,13 @@
 //! A whole Iris Cluster for one test: a private Redis, gateway and worker processes
 //! started from the built binaries, and the operator's actions on them (tokens, crashes).
 //! Dropping it kills every process; if the test is failing, it first prints each
-//! process's log path and last log lines.
+//! process's log path and last log lines. Who holds which lease is asked in `leases`.
 
 use std::net::SocketAddr;
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+mod leases;
 
 use crate::binaries::{binary, GATEWAY, WORKER};
 use crate::child_process::ChildProcess;
@@ -344,19 +346,6 @@ impl Cluster {
         self.token_command(&["revoke", token]);
     }
 
-    /// The node id holding `partition`'s lease, if any (the key holds `<node>|<fence>`).
-    pub fn lease_holder(&self, partition: u32) -> Option<String> {
-        let lease = iris_shared::keys::lease(partition);
-        let reply = self.redis().command(&["GET", &lease]).ok()?;
-        let value = reply.text()?;
-        Some(value.split('|').next().unwrap_or(value).to_owned())
-    }
-
-    /// Index of the worker named `node_id`.
-    pub fn worker_index(&self, node_id: &str) -> Option<usize> {
-        (0..self.workers.len()).find(|&index| worker_node_id(index) == node_id)
-    }
-
     /// Crashes worker `index` (SIGKILL: no cleanup, its leases just expire).
     pub fn kill_worker(&mut self, index: usize) {
         self.workers[index].kill();
@@ -387,40 +376,14 @@ impl Cluster {
         self.workers[index].log_text()
     }
 
-    /// The holder of every partition's lease, in partition order.
-    pub fn lease_holders(&self) -> Vec<Option<String>> {
-        (0..self.partitions).map(|p| self.lease_holder(p)).collect()
-    }
-
-    /// Waits until every partition is leased and each worker holds an equal share (so no
-    /// handover for balance happens during what the test does next).
-    pub async fn wait_for_lease_balance(&self, timeout: Duration) {
-        let workers = self.workers.len();
-        let deadline = Instant::now() + timeout;
-        loop {
-            let holders = self.lease_holders();
-            let share_of = |index: usize| {
-                let node = worker_node_id(index);
-                holders
-                    .iter()
-                    .filter(|h| h.as_deref() == Some(&node))
-                    .count()
-            };
-            let fair = self.partitions as usize / workers.max(1);
-            if holders.iter().all(Option::is_some) && (0..workers).all(|i| share_of(i) == fair) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "leases not balanced within {timeout:?}: {holders:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
     /// Asks gateway `index` to shut down in order (SIGTERM: it drains its sessions).
     pub fn terminate_gateway(&mut self, index: usize) {
         self.gateways[index].process.terminate();
+    }
+
+    /// The OS process id of gateway `index`.
+    pub fn gateway_pid(&self, index: usize) -> u32 {
+        self.gateways[index].process.pid()
     }
 
     /// Resident memory of gateway `index` (KiB).

@@ -1,7 +1,10 @@
 //! The project's scripted OpenAI-compatible LLM (`tests/fixtures/fake_llm.py`, standard
 //! library only) as a process of its own, for the `openai` upstream: it streams reasoning
 //! then text, and writes every request body it receives to a folder the test can read.
+//! [`hermes_upstream`](crate::hermes_upstream) starts the same script, with its command and
+//! readiness wait from here.
 
+use std::ffi::OsStr;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,29 +35,9 @@ impl FakeLlm {
         let bodies = scratch.path().join("bodies");
         std::fs::create_dir_all(&bodies).expect("creating the request-body folder");
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let mut command = Command::new("python3");
-        command
-            .arg(script())
-            .arg(addr.port().to_string())
-            .arg("--workdir")
-            .arg(scratch.path())
-            .arg("--log-dir")
-            .arg(&bodies)
-            .env("PYTHONUNBUFFERED", "1");
+        let command = command("python3", addr.port(), scratch.path(), &bodies);
         let mut process = ChildProcess::spawn("fake_llm", command, scratch.path());
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
-        loop {
-            if let Ok(response) = http_probe::get(addr, "/v1/models").await {
-                if response.status == 200 {
-                    break;
-                }
-            }
-            assert!(
-                process.exit_status().is_none() && Instant::now() < deadline,
-                "the fake LLM did not start on {addr}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_until_listing_models(addr, &mut process).await;
         Self {
             addr,
             bodies,
@@ -78,6 +61,44 @@ impl FakeLlm {
             .iter()
             .filter_map(|file| serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok())
             .collect()
+    }
+}
+
+/// The command running the fake LLM with `python` on `port`: its tools run in `workdir`
+/// and it writes every request body it receives into `bodies`.
+pub(crate) fn command(
+    python: impl AsRef<OsStr>,
+    port: u16,
+    workdir: &Path,
+    bodies: &Path,
+) -> Command {
+    let mut command = Command::new(python);
+    command
+        .arg(script())
+        .arg(port.to_string())
+        .arg("--workdir")
+        .arg(workdir)
+        .arg("--log-dir")
+        .arg(bodies)
+        .env("PYTHONUNBUFFERED", "1");
+    command
+}
+
+/// Waits until the fake LLM on `addr` lists its model; panics if `process` ends first or
+/// [`STARTUP_TIMEOUT`] passes.
+pub(crate) async fn wait_until_listing_models(addr: SocketAddr, process: &mut ChildProcess) {
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    loop {
+        if let Ok(response) = http_probe::get(addr, "/v1/models").await {
+            if response.status == 200 {
+                return;
+            }
+        }
+        assert!(
+            process.exit_status().is_none() && Instant::now() < deadline,
+            "the fake LLM never answered GET /v1/models on {addr}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

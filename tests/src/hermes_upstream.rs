@@ -6,8 +6,8 @@
 //! Hermes comes from the virtual environment `scripts/install-hermes.sh` creates
 //! (`$IRIS_HERMES_VENV`, else `~/.cache/iris-cluster/hermes-0.19-venv`). Each upstream has
 //! its own ports, `HERMES_HOME` and terminal folder, so tests may run side by side.
-//! It also speaks a little of the Hermes runs API itself (raw HTTP/1.1, no client crate),
-//! to prove the fixture works without the cluster.
+//! It also speaks a little of the Hermes runs API itself (through [`http_probe`]), to prove
+//! the fixture works without the cluster.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -18,11 +18,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::child_process::ChildProcess;
 use crate::cluster_spec::ClusterSpec;
+use crate::fake_llm;
 use crate::http_probe::{self, HttpResponse};
 use crate::ports::free_port;
 use crate::scratch_dir::ScratchDir;
@@ -40,8 +39,6 @@ pub const DOOMED_DIR: &str = "doomed";
 const HERMES_VERSION: &str = "0.19";
 /// How long Hermes may take to answer `/health` (it imports a lot of Python).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long the fake LLM may take to answer `GET /v1/models`.
-const FAKE_LLM_STARTUP_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long one request to Hermes may take, event streams included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Log lines shown per process when a test fails.
@@ -82,16 +79,13 @@ impl HermesUpstream {
         }
 
         let llm_addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let mut fake_llm_command = Command::new(venv.join("bin").join("python3"));
-        fake_llm_command
-            .arg(fake_llm_script())
-            .arg(llm_addr.port().to_string())
-            .arg("--workdir")
-            .arg(&workdir)
-            .arg("--log-dir")
-            .arg(scratch.path().join("fake_llm_bodies"))
-            .env("PYTHONUNBUFFERED", "1")
-            .current_dir(scratch.path());
+        let mut fake_llm_command = fake_llm::command(
+            venv.join("bin").join("python3"),
+            llm_addr.port(),
+            &workdir,
+            &scratch.path().join("fake_llm_bodies"),
+        );
+        fake_llm_command.current_dir(scratch.path());
         let fake_llm = ChildProcess::spawn("fake_llm", fake_llm_command, scratch.path());
 
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
@@ -124,25 +118,9 @@ impl HermesUpstream {
             fake_llm,
             scratch,
         };
-        upstream.wait_fake_llm_ready(llm_addr).await;
+        fake_llm::wait_until_listing_models(llm_addr, &mut upstream.fake_llm).await;
         upstream.wait_hermes_ready().await;
         upstream
-    }
-
-    async fn wait_fake_llm_ready(&mut self, llm_addr: SocketAddr) {
-        let deadline = Instant::now() + FAKE_LLM_STARTUP_TIMEOUT;
-        while Instant::now() < deadline {
-            if let Ok(response) = http_probe::get(llm_addr, "/v1/models").await {
-                if response.status == 200 {
-                    return;
-                }
-            }
-            if self.fake_llm.exit_status().is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the fake LLM never answered GET /v1/models on {llm_addr}");
     }
 
     async fn wait_hermes_ready(&mut self) {
@@ -231,37 +209,15 @@ impl HermesUpstream {
             .collect()
     }
 
-    /// One authorized HTTP/1.1 request (`Connection: close`); a chunked body is decoded.
+    /// One authorized HTTP/1.1 request with an optional JSON body.
     async fn request(
         &self,
         method: &str,
         path: &str,
         body: Option<&str>,
     ) -> io::Result<HttpResponse> {
-        let exchange = async {
-            let mut stream = TcpStream::connect(self.addr).await?;
-            let body = body.unwrap_or_default();
-            let request = format!(
-                "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
-                 Content-Type: application/json\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{body}",
-                self.addr,
-                self.api_key,
-                body.len()
-            );
-            stream.write_all(request.as_bytes()).await?;
-            let mut raw = Vec::new();
-            stream.read_to_end(&mut raw).await?;
-            parse_response(&raw)
-        };
-        tokio::time::timeout(REQUEST_TIMEOUT, exchange)
-            .await
-            .map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("{method} {path} timed out"),
-                )
-            })?
+        let key = Some(self.api_key.as_str());
+        http_probe::request_within(REQUEST_TIMEOUT, self.addr, method, path, key, body, &[]).await
     }
 
     /// Log paths and last log lines of Hermes and the fake LLM, for a failure report.
@@ -293,15 +249,6 @@ fn hermes_venv() -> PathBuf {
         .join(".cache")
         .join("iris-cluster")
         .join(format!("hermes-{HERMES_VERSION}-venv"))
-}
-
-/// The project's scripted LLM.
-fn fake_llm_script() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join("fake_llm.py");
-    assert!(script.is_file(), "{} is missing", script.display());
-    script
 }
 
 /// `$HERMES_HOME/config.yaml`: the fake LLM as the model, manual approvals (no auxiliary
@@ -359,73 +306,9 @@ fn write_file(path: &Path, text: &str) {
         .unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
 }
 
-/// Splits a whole HTTP/1.1 response into status and body, decoding a chunked body.
-fn parse_response(raw: &[u8]) -> io::Result<HttpResponse> {
-    let bad = |what: &str| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{what}: {:?}", String::from_utf8_lossy(raw)),
-        )
-    };
-    let split = raw
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .ok_or_else(|| bad("no end of headers"))?;
-    let head = String::from_utf8_lossy(&raw[..split]);
-    let body = &raw[split + 4..];
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .ok_or_else(|| bad("no status code"))?;
-    let chunked = head.lines().any(|line| {
-        let line = line.to_ascii_lowercase();
-        line.starts_with("transfer-encoding:") && line.contains("chunked")
-    });
-    let body = if chunked {
-        dechunk(body).ok_or_else(|| bad("bad chunked body"))?
-    } else {
-        body.to_vec()
-    };
-    Ok(HttpResponse {
-        status,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    })
-}
-
-/// Decodes a `Transfer-Encoding: chunked` body (up to its last chunk, or the end of data).
-fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = rest.windows(2).position(|window| window == b"\r\n")?;
-        let size_text = std::str::from_utf8(&rest[..line_end]).ok()?;
-        let size_hex = size_text.split(';').next()?.trim();
-        let size = usize::from_str_radix(size_hex, 16).ok()?;
-        rest = &rest[line_end + 2..];
-        if size == 0 {
-            return Some(body);
-        }
-        body.extend_from_slice(rest.get(..size)?);
-        rest = rest.get(size + 2..).unwrap_or_default();
-        if rest.is_empty() {
-            return Some(body);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Proves a chunked HTTP body is decoded across chunk boundaries.
-    #[test]
-    fn chunked_bodies_are_decoded_across_chunk_boundaries() {
-        let raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
-                    6\r\ndata: \r\n4\r\n{}\n\n\r\n0\r\n\r\n";
-        let response = parse_response(raw).expect("a valid response");
-        assert_eq!(response.status, 200);
-        assert_eq!(response.body, "data: {}\n\n");
-    }
 
     /// Proves the generated config names the fake LLM, the port and quotes the folder.
     #[test]

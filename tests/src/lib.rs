@@ -9,11 +9,12 @@
 //! - [`redis_server`]: a private `redis-server` per test (optionally durable, restartable).
 //! - [`sentinel_group`]: a master, a replica and three Sentinels, and a real failover.
 //! - [`http_recorder`]: a local HTTP server recording requests (push services' stand-in).
-//! - [`http_probe`]: a minimal HTTP GET for `/readyz`, `/healthz` and `/metrics`.
+//! - [`http_probe`]: a minimal HTTP client for `/readyz`, `/metrics`, the server API and Hermes.
 //! - [`fake_llm`]: the scripted OpenAI-compatible LLM on its own, for the `openai` upstream.
 //! - [`hermes_upstream`]: a real Hermes Agent API server with a scripted fake LLM behind it.
 //! - [`cluster_spec`]: what a test's cluster consists of, and node names.
-//! - [`cluster`]: Redis plus gateway and worker processes, and operator actions on them.
+//! - [`cluster`]: Redis plus gateway and worker processes, operator actions on them, and
+//!   who holds which partition's lease.
 //! - [`contract`]: validation of server frames against the vendored wire contract.
 //! - [`frames`]: reading fields of received frames.
 //! - [`client`]: a WebSocket client that checks every frame it receives.

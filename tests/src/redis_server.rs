@@ -1,6 +1,7 @@
 //! A private `redis-server` per test, on a free port; killed on drop. By default without
 //! persistence; [`RedisServer::start_durable`] runs it with AOF fsynced on every write in
 //! a directory of its own, so it can be killed and restarted on the same port and data.
+//! [`redis_server_command`] is the one place the harness names the binary.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +15,16 @@ use crate::resp::{self, Reply};
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
 /// How long a fresh server may take to answer PING.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A command running `redis-server`, for servers and Sentinels alike; panics, saying how
+/// to install it, if it is missing.
+pub fn redis_server_command() -> Command {
+    assert!(
+        Path::new(REDIS_SERVER).is_file(),
+        "{REDIS_SERVER} is missing: run `scripts/install-deps.sh` to install redis-server"
+    );
+    Command::new(REDIS_SERVER)
+}
 
 /// A running Redis owned by one test.
 #[derive(Debug)]
@@ -54,10 +65,6 @@ impl RedisServer {
 
     /// Starts a server named `name` (its log file) with extra `args`.
     pub fn start_named(name: &str, log_dir: &Path, args: &[&str]) -> Self {
-        assert!(
-            Path::new(REDIS_SERVER).is_file(),
-            "{REDIS_SERVER} is missing: run `scripts/install-deps.sh` to install redis-server"
-        );
         let port = free_port();
         let mut all_args = vec![
             "--port".to_owned(),
@@ -89,7 +96,7 @@ impl RedisServer {
     }
 
     fn spawn(name: &str, args: &[String], log_dir: &Path) -> ChildProcess {
-        let mut command = Command::new(REDIS_SERVER);
+        let mut command = redis_server_command();
         command.args(args);
         ChildProcess::spawn(name, command, log_dir)
     }

@@ -2,12 +2,11 @@
 //! Sentinels (`redis-server --sentinel`) watching them as `mymaster`; and a real failover.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::child_process::ChildProcess;
 use crate::ports::free_port;
-use crate::redis_server::RedisServer;
+use crate::redis_server::{redis_server_command, RedisServer};
 use crate::resp::{self, Reply};
 
 /// The master's name at the Sentinels.
@@ -101,7 +100,7 @@ impl SentinelGroup {
             );
             std::fs::write(&config, text)
                 .unwrap_or_else(|err| panic!("cannot write {}: {err}", config.display()));
-            let mut command = Command::new("/usr/bin/redis-server");
+            let mut command = redis_server_command();
             command.arg(&config).arg("--sentinel");
             sentinels.push(ChildProcess::spawn(
                 &format!("sentinel-{index}"),

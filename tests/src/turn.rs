@@ -26,15 +26,14 @@ pub fn is_stop_answering(frame: &Value, text: &str) -> bool {
         && payload_str(frame, "final_text").is_some_and(|final_text| final_text.contains(text))
 }
 
-/// Asserts that `frames` (as one device received them) hold the whole streamed turn
-/// answering `text`; `request_id` is the id the user's `message` must carry (`Some` on the
-/// sending device, `None` on the others).
-pub fn assert_whole_streamed_turn(
+/// The frames of `frames` that belong to a streamed turn, asserted to be one turn's types
+/// in order (`message`, `agent.busy`, `message.start`, the updates, `message.stop`,
+/// `agent.idle`) with at least `min_updates` `message.update`.
+pub fn assert_turn_in_order<'a>(
     device: &str,
-    frames: &[Value],
-    text: &str,
-    request_id: Option<u64>,
-) {
+    frames: &'a [Value],
+    min_updates: usize,
+) -> Vec<&'a Value> {
     let shown = || format!("[{device}] frames: {frames:#?}");
     let turn: Vec<&Value> = frames
         .iter()
@@ -52,7 +51,25 @@ pub fn assert_whole_streamed_turn(
     expected.extend(std::iter::repeat_n("message.update", updates));
     expected.extend(["message.stop", "agent.idle"]);
     assert_eq!(kinds, expected, "turn frames out of shape; {}", shown());
-    assert!(updates >= 2, "fewer than two message.update; {}", shown());
+    assert!(
+        updates >= min_updates,
+        "fewer than {min_updates} message.update; {}",
+        shown()
+    );
+    turn
+}
+
+/// Asserts that `frames` (as one device received them) hold the whole streamed turn
+/// answering `text`; `request_id` is the id the user's `message` must carry (`Some` on the
+/// sending device, `None` on the others).
+pub fn assert_whole_streamed_turn(
+    device: &str,
+    frames: &[Value],
+    text: &str,
+    request_id: Option<u64>,
+) {
+    let shown = || format!("[{device}] frames: {frames:#?}");
+    let turn = assert_turn_in_order(device, frames, 2);
 
     assert!(
         is_user_message(turn[0], text),

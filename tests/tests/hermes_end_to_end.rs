@@ -11,7 +11,7 @@ use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
 use iris_tests::frames::{id_of, of_type, payload_str, type_of, types_of};
 use iris_tests::hermes_upstream::{HermesUpstream, LISTED_FILES, PLAIN_ANSWER, TOOL_ANSWER_PREFIX};
-use iris_tests::turn::is_user_message;
+use iris_tests::turn::{assert_turn_in_order, is_user_message};
 
 /// How long a device waits for each frame: Hermes' first run takes a few seconds.
 const HERMES_RECV_TIMEOUT: Duration = Duration::from_secs(30);
@@ -227,31 +227,7 @@ async fn a_plain_message_is_answered_by_hermes_as_one_streamed_turn() {
 
     let frames = send_and_read_until(&mut phone, "phone", PLAIN_PROMPT, "agent.idle").await;
 
-    let turn: Vec<Value> = frames
-        .iter()
-        .filter(|frame| {
-            matches!(
-                type_of(frame),
-                "message"
-                    | "agent.busy"
-                    | "message.start"
-                    | "message.update"
-                    | "message.stop"
-                    | "agent.idle"
-            )
-        })
-        .cloned()
-        .collect();
-    let kinds = types_of(&turn);
-    let updates = kinds
-        .iter()
-        .filter(|kind| **kind == "message.update")
-        .count();
-    let mut expected = vec!["message", "agent.busy", "message.start"];
-    expected.extend(std::iter::repeat_n("message.update", updates));
-    expected.extend(["message.stop", "agent.idle"]);
-    assert_eq!(kinds, expected, "turn out of shape; frames: {frames:#?}");
-    assert!(updates >= 1, "no message.update; frames: {frames:#?}");
+    assert_turn_in_order("phone", &frames, 1);
 
     let text = final_text("phone", &frames);
     assert_eq!(text.trim(), PLAIN_ANSWER, "frames: {frames:#?}");

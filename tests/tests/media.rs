@@ -16,10 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
-use iris_tests::child_process::ChildProcess;
+use iris_tests::child_process::{resident_kib, ChildProcess};
 use iris_tests::client::{Client, Incoming};
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
@@ -604,19 +602,12 @@ impl MotoServer {
 
     /// Creates `bucket` (moto accepts a plain unsigned `PUT /bucket`).
     async fn create_bucket(&self, bucket: &str) {
-        let mut stream = TcpStream::connect(self.addr)
+        let response = http_probe::request(self.addr, "PUT", &format!("/{bucket}"), None, None)
             .await
-            .expect("connect to moto");
-        let request = format!(
-            "PUT /{bucket} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            self.addr
-        );
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await.unwrap();
-        assert!(
-            response.starts_with("HTTP/1.1 200"),
-            "creating bucket {bucket}: {response}"
+            .expect("PUT to moto");
+        assert_eq!(
+            response.status, 200,
+            "creating bucket {bucket}: {response:?}"
         );
     }
 
@@ -684,32 +675,9 @@ async fn media_round_trips_through_an_s3_compatible_store() {
     assert_eq!(moto.object_keys("iris-media").await.len(), 1);
 }
 
-/// The pid of the gateway process listening on `addr` (found by its `IRIS_LISTEN`).
-fn gateway_pid(addr: SocketAddr) -> u32 {
-    let wanted = format!("IRIS_LISTEN={addr}");
-    std::fs::read_dir("/proc")
-        .expect("reading /proc")
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .find(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-                environ
-                    .split(|&b| b == 0)
-                    .any(|var| var == wanted.as_bytes())
-            }) && std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|comm| comm.trim() == "iris-gateway")
-        })
-        .unwrap_or_else(|| panic!("no iris-gateway process with {wanted}"))
-}
-
-/// Resident memory of `pid` in KiB (`VmRSS`).
+/// Resident memory of `pid` in KiB (0 once it is gone).
 fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
+    resident_kib(pid).unwrap_or(0)
 }
 
 /// Samples the peak RSS of `pid` until `stop` is set.
@@ -744,7 +712,7 @@ async fn a_large_transfer_does_not_grow_gateway_memory_by_its_size() {
         .workers(0)
         .gateway_env("IRIS_MEDIA_STORE", &media.url());
     let cluster = Cluster::start("media-memory", spec).await;
-    let pid = gateway_pid(cluster.gateway_addr(0));
+    let pid = cluster.gateway_pid(0);
     let token = cluster.create_token("uma");
     let mut phone = cluster.connect(0, "phone").await;
     phone.pair(&token, "phone-1").await;

@@ -35,6 +35,24 @@ fn json_of(response: &HttpResponse) -> Value {
     serde_json::from_str(&response.body).unwrap_or_else(|_| panic!("not JSON: {response:?}"))
 }
 
+/// `GET path` on gateway 0 with the admin key: the answer, and field `field` of each item
+/// of its list `list`.
+async fn admin_list(
+    cluster: &Cluster,
+    path: &str,
+    list: &str,
+    field: &str,
+) -> (Value, Vec<String>) {
+    let answer = json_of(&call(cluster, 0, "GET", path, Some(ADMIN_KEY), None).await);
+    let values = answer[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no list {list}: {answer}"))
+        .iter()
+        .filter_map(|item| item[field].as_str().map(str::to_owned))
+        .collect();
+    (answer, values)
+}
+
 fn spec() -> ClusterSpec {
     ClusterSpec::default()
         .gateways(2)
@@ -155,46 +173,20 @@ async fn api_tokens_pair_devices_and_revoking_one_closes_its_sessions_everywhere
     let mut phone = cluster.connect(1, "phone").await;
     phone.pair(&other_token, "phone-1").await;
 
-    let listed = json_of(
-        &call(
-            &cluster,
-            0,
-            "GET",
-            "/api/v1/accounts/vera/tokens",
-            Some(ADMIN_KEY),
-            None,
-        )
-        .await,
-    );
-    let ids: Vec<&str> = listed["tokens"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["id"].as_str())
-        .collect();
+    let (listed, ids) = admin_list(&cluster, "/api/v1/accounts/vera/tokens", "tokens", "id").await;
     assert_eq!(ids.len(), 2, "{listed}");
     assert!(
         !listed.to_string().contains(&token),
         "a listing shows a whole token"
     );
 
-    let devices = json_of(
-        &call(
-            &cluster,
-            0,
-            "GET",
-            "/api/v1/accounts/vera/devices",
-            Some(ADMIN_KEY),
-            None,
-        )
-        .await,
-    );
-    let names: Vec<&str> = devices["devices"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|d| d["device_id"].as_str())
-        .collect();
+    let (devices, names) = admin_list(
+        &cluster,
+        "/api/v1/accounts/vera/devices",
+        "devices",
+        "device_id",
+    )
+    .await;
     assert_eq!(names, ["phone-1", "tablet-1"], "{devices}");
     assert_eq!(devices["devices"][0]["node"], "gw-2", "{devices}");
 

@@ -221,7 +221,8 @@ async fn a_server_api_publish_joins_the_callers_trace_through_worker_and_deliver
     phone.pair(&token, "phone-1").await;
 
     let traceparent = format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01");
-    let response = http_probe::request_with_headers(
+    let response = http_probe::request_within(
+        http_probe::PROBE_TIMEOUT,
         cluster.gateway_addr(0),
         "POST",
         "/api/v1/accounts/fay/messages",

@@ -6,7 +6,6 @@
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use iris_shared::partition::partition_of;
 use iris_tests::client::DEFAULT_CHAT;
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::{worker_node_id, ClusterSpec};
@@ -96,17 +95,6 @@ async fn wait_for_exit(cluster: &mut Cluster, index: usize) -> Instant {
     Instant::now()
 }
 
-/// The index of the worker holding the default chat's partition.
-fn owner_index(cluster: &Cluster) -> usize {
-    let partition = partition_of(ACCOUNT, DEFAULT_CHAT, PARTITIONS);
-    let owner = cluster
-        .lease_holder(partition)
-        .unwrap_or_else(|| panic!("partition {partition} has no lease holder"));
-    cluster
-        .worker_index(&owner)
-        .unwrap_or_else(|| panic!("lease holder {owner:?} is not one of the test's workers"))
-}
-
 /// Proves that a worker sent SIGTERM mid-turn finishes the turn (the device sees it once,
 /// whole: one `message.stop` with the full echo and one `agent.idle`), then releases its
 /// leases and exits, and that the other worker holds every partition less than a second
@@ -129,7 +117,7 @@ async fn a_draining_worker_finishes_its_turn_and_the_other_worker_holds_every_pa
 
     let request_id = phone.send_message(LONG_TEXT).await;
     let mut frames = phone.recv_until("message.update").await;
-    let owner = owner_index(&cluster);
+    let owner = cluster.chat_owner(ACCOUNT, DEFAULT_CHAT);
     let survivor = worker_node_id(1 - owner);
     let handover = watch_handover(
         cluster.redis().port(),
@@ -186,7 +174,7 @@ async fn a_turn_outlasting_the_drain_grace_is_handed_over_and_ends_interrupted()
 
     phone.send_message(TOOL_TEXT).await;
     let mut frames = phone.recv_until("message.update").await;
-    let owner = owner_index(&cluster);
+    let owner = cluster.chat_owner(ACCOUNT, DEFAULT_CHAT);
     let terminated = Instant::now();
     cluster.terminate_worker(owner);
     let exited = wait_for_exit(&mut cluster, owner).await;

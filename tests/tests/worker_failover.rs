@@ -41,18 +41,6 @@ async fn cluster(label: &str) -> Cluster {
     cluster
 }
 
-/// The worker holding the default chat's partition, as (index, node id of the other one).
-fn owner_of_default_chat(cluster: &Cluster) -> (usize, String) {
-    let partition = partition_of(ACCOUNT, DEFAULT_CHAT, PARTITIONS);
-    let owner = cluster
-        .lease_holder(partition)
-        .unwrap_or_else(|| panic!("partition {partition} has no lease holder"));
-    let index = cluster
-        .worker_index(&owner)
-        .unwrap_or_else(|| panic!("lease holder {owner:?} is not one of the test's workers"));
-    (index, worker_node_id(1 - index))
-}
-
 /// Proves that when the worker streaming a reply whose tool began is killed with SIGKILL
 /// mid-turn, the surviving worker takes the partition over and, instead of running the
 /// turn (and its tool) again, ends it visibly: the device gets the user's message once, then exactly one
@@ -70,7 +58,8 @@ async fn a_turn_whose_tool_began_cut_off_by_a_killed_worker_ends_interrupted_onc
 
     let request_id = phone.send_message(LONG_TEXT).await;
     let mut frames = phone.recv_until("message.update").await;
-    let (owner, survivor) = owner_of_default_chat(&cluster);
+    let owner = cluster.chat_owner(ACCOUNT, DEFAULT_CHAT);
+    let survivor = worker_node_id(1 - owner);
     cluster.kill_worker(owner);
     frames.extend(phone.recv_until("agent.idle").await);
 
@@ -106,7 +95,7 @@ async fn a_message_read_but_not_begun_by_a_killed_worker_is_answered_normally_by
     let mut frames = phone.recv_until("message.update").await;
     let queued = "and this one waits its turn";
     let queued_id = phone.send_message(queued).await;
-    let (owner, _survivor) = owner_of_default_chat(&cluster);
+    let owner = cluster.chat_owner(ACCOUNT, DEFAULT_CHAT);
     wait_until_pending_on(&cluster, &worker_node_id(owner), 2).await;
     cluster.kill_worker(owner);
 

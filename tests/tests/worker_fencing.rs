@@ -50,12 +50,7 @@ async fn a_paused_worker_resumed_after_takeover_is_fenced_off_and_stops_the_chat
     phone.send_message(LONG_TEXT).await;
     let mut frames = phone.recv_until("message.update").await;
     let partition = partition_of(ACCOUNT, DEFAULT_CHAT, PARTITIONS);
-    let owner_node = cluster
-        .lease_holder(partition)
-        .unwrap_or_else(|| panic!("partition {partition} has no lease holder"));
-    let owner = cluster
-        .worker_index(&owner_node)
-        .unwrap_or_else(|| panic!("{owner_node:?} is not one of the test's workers"));
+    let owner = cluster.chat_owner(ACCOUNT, DEFAULT_CHAT);
     let survivor = worker_node_id(1 - owner);
     cluster.pause_worker(owner);
 

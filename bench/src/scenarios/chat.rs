@@ -15,13 +15,13 @@ use anyhow::Result;
 use hdrhistogram::Histogram;
 use tokio::sync::watch;
 
+use crate::bench::{Bench, DRAIN_TIMEOUT};
 use crate::client::{Connection, Incoming};
 use crate::cost_window::CostDelta;
 use crate::devices::{open_devices, Accounts};
 use crate::frame_head::{stamp_in, stamped_text, FrameHead};
 use crate::live_stats::{latency_histogram, LiveStats};
 use crate::report::{quantiles_ms, ScenarioResult};
-use crate::scenarios::{Bench, DRAIN_TIMEOUT};
 
 const DEFAULT_ACCOUNTS: usize = 50;
 const DEFAULT_DEVICES: usize = 2;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use tokio::sync::watch;
 
+use crate::bench::{Bench, DRAIN_TIMEOUT};
 use crate::client::{Connection, Incoming};
 use crate::cost_window::CostDelta;
 use crate::devices::{open_devices, Accounts};
@@ -17,7 +18,6 @@ use crate::frame_head::{stamp_in, FrameHead};
 use crate::live_stats::LiveStats;
 use crate::publisher::publish_paced;
 use crate::report::ScenarioResult;
-use crate::scenarios::{Bench, DRAIN_TIMEOUT};
 
 const DEFAULT_ACCOUNTS: usize = 100;
 const DEFAULT_DEVICES: usize = 5;

@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::bench::Bench;
 use crate::client::Incoming;
 use crate::devices::{open_devices, Accounts};
 use crate::live_stats::latency_histogram;
 use crate::report::ScenarioResult;
-use crate::scenarios::Bench;
 
 /// Default connections: just under the 20,000 open files one process may have here.
 const DEFAULT_CONNECTIONS: usize = 19_000;

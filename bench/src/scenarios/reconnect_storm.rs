@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use tokio::sync::watch;
 
+use crate::bench::{Bench, DRAIN_TIMEOUT};
 use crate::client::{Connection, Incoming};
 use crate::cluster::Gateway;
 use crate::cost_window::CostDelta;
@@ -19,7 +20,6 @@ use crate::frame_head::FrameHead;
 use crate::live_stats::{latency_histogram, LiveStats};
 use crate::publisher::publish_paced;
 use crate::report::ScenarioResult;
-use crate::scenarios::{Bench, DRAIN_TIMEOUT};
 
 const DEFAULT_CONNECTIONS: usize = 2_000;
 const DEFAULT_DEVICES: usize = 2;
@@ -283,24 +283,14 @@ async fn live_through_the_storm(
         catch_up_us: None,
     };
     let mut connection = device.connection;
-    let mut dropped = storm.dropped.clone();
-    if !*dropped.borrow() {
-        loop {
-            tokio::select! {
-                _ = dropped.changed() => break,
-                incoming = connection.next() => match incoming {
-                    Incoming::Text(text) => {
-                        stats.frames_received(1);
-                        record(FrameHead::parse(&text).and_then(|h| h.seq), &mut seqs);
-                    }
-                    Incoming::Closed(code) => {
-                        stats.error(format!("closed before the drop (code {code:?})"));
-                        break;
-                    }
-                },
-            }
-        }
-    }
+    receive_until(
+        &mut connection,
+        storm.dropped.clone(),
+        stats,
+        "before the drop",
+        |seq| record(seq, &mut seqs),
+    )
+    .await;
     drop(connection);
     stats.connection_closed();
 
@@ -351,24 +341,43 @@ async fn live_through_the_storm(
     storm.synced.fetch_add(1, Ordering::Relaxed);
     stats.connection_opened();
 
-    let mut stop = storm.stop.clone();
-    if !*stop.borrow() {
-        loop {
-            tokio::select! {
-                _ = stop.changed() => break,
-                incoming = connection.next() => match incoming {
-                    Incoming::Text(text) => {
-                        stats.frames_received(1);
-                        record(FrameHead::parse(&text).and_then(|h| h.seq), &mut seqs);
-                    }
-                    Incoming::Closed(code) => {
-                        stats.error(format!("closed after the storm (code {code:?})"));
-                        break;
-                    }
-                },
-            }
-        }
-    }
+    receive_until(
+        &mut connection,
+        storm.stop.clone(),
+        stats,
+        "after the storm",
+        |seq| record(seq, &mut seqs),
+    )
+    .await;
     outcome.seqs = seqs;
     outcome
+}
+
+/// Receives live frames on `connection`, handing each one's seq to `record`, until
+/// `until` turns true; a close before that counts as an error (`when` says which phase).
+async fn receive_until(
+    connection: &mut Connection,
+    mut until: watch::Receiver<bool>,
+    stats: &LiveStats,
+    when: &str,
+    mut record: impl FnMut(Option<u64>),
+) {
+    if *until.borrow() {
+        return;
+    }
+    loop {
+        tokio::select! {
+            _ = until.changed() => break,
+            incoming = connection.next() => match incoming {
+                Incoming::Text(text) => {
+                    stats.frames_received(1);
+                    record(FrameHead::parse(&text).and_then(|h| h.seq));
+                }
+                Incoming::Closed(code) => {
+                    stats.error(format!("closed {when} (code {code:?})"));
+                    break;
+                }
+            },
+        }
+    }
 }

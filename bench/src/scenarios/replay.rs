@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::bench::Bench;
 use crate::client::Connection;
 use crate::cost_window::{CostDelta, CostSnapshot};
 use crate::devices::{device_id, open_devices, Accounts};
 use crate::live_stats::latency_histogram;
 use crate::publisher::publish_burst;
 use crate::report::ScenarioResult;
-use crate::scenarios::Bench;
 
 /// How long the worker may take to write a batch into the outbox.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(120);

@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use iris_shared::partition::partition_of;
 use iris_shared::protocol::DEFAULT_CHAT_ID;
 
+use crate::bench::Bench;
 use crate::client::Connection;
 use crate::cluster::SpawnSpec;
 use crate::cost_window::CostDelta;
@@ -20,7 +21,6 @@ use crate::live_stats::latency_histogram;
 use crate::options::Options;
 use crate::progress::Progress;
 use crate::report::ScenarioResult;
-use crate::scenarios::Bench;
 
 /// How long the leases may take to spread over both workers before the kill.
 const BALANCE_TIMEOUT: Duration = Duration::from_secs(30);
