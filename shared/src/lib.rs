@@ -18,7 +18,8 @@
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
 //! - [`lease`]: partition leases with fencing tokens.
 //! - [`local_port`]: free loopback ports for processes that start local servers.
-//! - [`redis_conn`]: connection pools and dedicated blocking connections (direct or via Sentinel).
+//! - [`redis_conn`]: connection pools and dedicated blocking connections (direct or via
+//!   Sentinel); the readiness `ping`.
 //! - [`backoff`]: exponential backoff with jitter for every loop that reconnects to Redis.
 //! - [`cluster_epoch`]: the epoch that reveals a Redis that lost the cluster's data.
 //! - [`config`]: command-line flags and environment variables both binaries share.
