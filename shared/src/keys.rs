@@ -19,7 +19,7 @@
 //! | `iris:{a:A}:fence:<chat>` | string | highest fencing token that wrote for the chat |
 //! | `iris:{a:A}:history:<chat>` | stream | the chat's finished messages |
 //! | `iris:{a:A}:settings:<chat>` | hash | the chat's model, reasoning display, conversation start |
-//! | `iris:{a:A}:picker:<id>` | hash | an open picker's chat and kind (any device may answer) |
+//! | `iris:{a:A}:picker:<id>` | hash | an open picker's chat and kind (any device may answer; see [`crate::pickers`]) |
 //! | `iris:{a:A}:search:next` | counter | last n of the search refs `<ts: 13 digits>:<n>` (one per indexed message of A) |
 //! | `iris:{a:A}:search:docs` | hash | search ref → indexed message JSON (ids, role, ts, text) |
 //! | `iris:{a:A}:search:terms` | hash | search ref → `<words>\n<message id>`, for removal |

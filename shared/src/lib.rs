@@ -13,6 +13,7 @@
 //! - [`publish`]: writing one chat frame: outbox, then delivery, push job and search entry.
 //! - [`user_message`]: the user's own message of a `message.send`, written at once.
 //! - [`presence`]: which gateway nodes hold devices of an account.
+//! - [`pickers`]: open pickers any device can answer, answered at most once.
 //! - [`push`]: push targets, online devices and the push jobs stream.
 //! - [`media`]: media bytes: binary frames, the object store (directory or S3), metadata.
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
@@ -44,6 +45,7 @@ pub mod media;
 pub mod metrics;
 pub mod outbox;
 pub mod partition;
+pub mod pickers;
 pub mod presence;
 pub mod protocol;
 pub mod publish;
