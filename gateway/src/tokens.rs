@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use iris_shared::clock::now_ms;
 use iris_shared::keys::{self, is_valid_account, AccountKeys};
-use iris_shared::{delivery, presence, push};
+use iris_shared::{delivery, devices, presence, push};
 
 /// Prefix that makes a token recognisable in logs and secret scanners.
 const TOKEN_PREFIX: &str = "iris_";
@@ -114,13 +114,8 @@ async fn forget_push_targets<C: ConnectionLike + Send>(
     account: &str,
     token_id: &str,
 ) -> Result<(), TokenError> {
-    let devices: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
-        .arg(AccountKeys::new(account).devices())
-        .query_async(conn)
-        .await?;
-    for (device_id, json) in devices {
-        let record: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-        if record["token_id"] == token_id {
+    for (device_id, record) in devices::list(conn, account).await? {
+        if record.token_id.as_deref() == Some(token_id) {
             push::remove_target(conn, account, &device_id).await?;
         }
     }

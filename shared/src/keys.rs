@@ -14,7 +14,7 @@
 //! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head |
 //! | `iris:{a:A}:presence` | zset | gateway node → expiry (ms) of its hold on A's devices |
 //! | `iris:{a:A}:channels` | hash | chat id → channel JSON |
-//! | `iris:{a:A}:devices` | hash | device id → device JSON (name, last seen) |
+//! | `iris:{a:A}:devices` | hash | device id → device JSON (name, last seen, node, token id; see [`crate::devices`]) |
 //! | `iris:{a:A}:turn:<p>:<entry>` | hash | effect ordinal → outbox seq, for exactly-once replays |
 //! | `iris:{a:A}:fence:<chat>` | string | highest fencing token that wrote for the chat |
 //! | `iris:{a:A}:history:<chat>` | stream | the chat's finished messages |
@@ -42,7 +42,7 @@
 //! | `iris:epoch` | string | the cluster epoch: lost data shows as a missing or changed value |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
 //! | `iris:leases:released` | pub/sub channel | a worker gave leases up: the others look for free partitions at once |
-//! | `iris:agent` | hash | what the workers' upstream agent can do (announced in `hello.ack`) |
+//! | `iris:agent` | hash | what the workers' upstream agent can do and the push kind (announced in `hello.ack`; see [`crate::agent_capabilities`]) |
 //! | `iris:node:<id>:deliver` | stream | frames for the devices gateway node `id` holds |
 //! | `iris:push:jobs` | stream | push notifications to send (group `pushers`, see [`crate::push`]) |
 
@@ -224,7 +224,7 @@ pub fn cluster_epoch() -> String {
     format!("{PREFIX}:epoch")
 }
 
-/// What the workers' upstream agent can do.
+/// What the workers' upstream agent can do, and what devices are pushed with.
 pub fn agent_caps() -> String {
     format!("{PREFIX}:agent")
 }

@@ -13,7 +13,10 @@
 //! - [`publish`]: writing one chat frame: outbox, then delivery, push job and search entry.
 //! - [`user_message`]: the user's own message of a `message.send`, written at once.
 //! - [`presence`]: which gateway nodes hold devices of an account.
+//! - [`devices`]: the record of each device's last pairing.
 //! - [`pickers`]: open pickers any device can answer, answered at most once.
+//! - [`agent_capabilities`]: what the workers' upstream agent can do and what devices are
+//!   pushed with, as `hello.ack` announces it.
 //! - [`push`]: push targets, online devices and the push jobs stream.
 //! - [`media`]: media bytes: binary frames, the object store (directory or S3), metadata.
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
@@ -30,12 +33,14 @@
 //!
 //! This crate knows nothing about actix, WebSockets or agents.
 
+pub mod agent_capabilities;
 pub mod backoff;
 pub mod channels;
 pub mod clock;
 pub mod cluster_epoch;
 pub mod config;
 pub mod delivery;
+pub mod devices;
 pub mod history;
 pub mod inbound;
 pub mod keys;
