@@ -31,7 +31,7 @@ pub struct RoutedFrame {
     /// Only this device receives the frame (e.g. an error answering its request).
     pub target_device: Option<String>,
     /// Not a frame but a notice to gateways: sessions paired with the token of this hash
-    /// (see the gateway's token store) must close, the token was revoked.
+    /// (see [`crate::tokens`]) must close, the token was revoked.
     pub revoked_token: Option<String>,
     /// W3C `traceparent` of the worker span that wrote the frame, when traced.
     pub trace_parent: Option<String>,

@@ -8,7 +8,7 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `iris:token:<sha256>` | hash | a device token's account, label, creation time |
+//! | `iris:token:<sha256>` | hash | a device token's account, label, creation time (see [`crate::tokens`]) |
 //! | `iris:{a:A}:tokens` | set | the token hashes of account A |
 //! | `iris:{a:A}:outbox` | stream | A's never-dropped frames, entry id `<seq>-0` |
 //! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head |

@@ -13,6 +13,7 @@
 //! - [`publish`]: writing one chat frame: outbox, then delivery, push job and search entry.
 //! - [`user_message`]: the user's own message of a `message.send`, written at once.
 //! - [`presence`]: which gateway nodes hold devices of an account.
+//! - [`tokens`]: device tokens, stored hashed: creation, verification, revocation, listing.
 //! - [`devices`]: the record of each device's last pairing.
 //! - [`pickers`]: open pickers any device can answer, answered at most once.
 //! - [`agent_capabilities`]: what the workers' upstream agent can do and what devices are
@@ -60,4 +61,5 @@ pub mod scripts;
 pub mod search;
 pub mod shutdown;
 pub mod telemetry;
+pub mod tokens;
 pub mod user_message;

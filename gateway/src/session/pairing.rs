@@ -14,13 +14,13 @@ use iris_shared::protocol::{
 };
 use iris_shared::push::{self, PushTarget};
 use iris_shared::redis_conn::Pool;
+use iris_shared::tokens;
 
 use super::{Device, Phase, Session};
 use crate::close_codes;
 use crate::cursor::DeliveryCursor;
 use crate::metrics;
 use crate::registry::Register;
-use crate::tokens;
 
 /// What pairing learned about the device.
 struct Paired {
@@ -87,8 +87,7 @@ async fn load_account(
 ) -> Result<(u64, Vec<Channel>, Announced), PairingError> {
     let mut conn = redis.get().await?;
     // The token's id lets a revocation find the device's push targets.
-    let token_id = &token_hash[..tokens::TOKEN_ID_LEN];
-    let device = DeviceRecord::paired(device_name, now_ms(), node, token_id);
+    let device = DeviceRecord::paired(device_name, now_ms(), node, tokens::id_of(token_hash));
     let announced =
         devices::record_and_read_announced(&mut conn, account, device_id, &device).await?;
     let channels = channels::list(&mut conn, account).await?;
