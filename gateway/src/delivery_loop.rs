@@ -17,17 +17,12 @@ use actix::Addr;
 
 use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
-use iris_shared::delivery::{RoutedFrame, NODE_STREAM_TTL_SECS};
-use iris_shared::keys;
+use iris_shared::delivery;
 use iris_shared::redis_conn::{self, RedisEndpoint};
 
 use crate::metrics;
 use crate::registry::{Dispatch, Registry};
 use crate::state::GatewayState;
-
-/// An `XREAD` reply of one stream, decoded straight into entry ids and field pairs (moved
-/// out of the reply, no map per entry): `[(stream, [(id, [(field, value)])])]`.
-type ReadReply = Vec<(String, Vec<(String, Vec<(String, String)>)>)>;
 
 /// Longest a read blocks; bounds how stale the loop's heartbeat can get while healthy.
 const BLOCK_MS: u64 = 5_000;
@@ -40,7 +35,6 @@ const RENEW_EVERY: Duration = Duration::from_secs(1);
 
 /// Runs the delivery loop until the process ends.
 pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Registry>) {
-    let stream = keys::node_delivery(&state.node_id);
     let mut last_id = format!("{}-0", now_ms());
     let mut backoff = Backoff::default();
     loop {
@@ -56,7 +50,6 @@ pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Re
         };
         let follower = Follower {
             endpoint: &endpoint,
-            stream: &stream,
             state: &state,
             registry: &registry,
         };
@@ -77,7 +70,6 @@ pub async fn run(endpoint: RedisEndpoint, state: GatewayState, registry: Addr<Re
 /// What one connection's reading needs.
 struct Follower<'a> {
     endpoint: &'a RedisEndpoint,
-    stream: &'a str,
     state: &'a GatewayState,
     registry: &'a Addr<Registry>,
 }
@@ -91,65 +83,44 @@ impl Follower<'_> {
     ) -> redis::RedisResult<()> {
         let Self {
             endpoint,
-            stream,
             state,
             registry,
         } = *self;
+        let node_id = &*state.node_id;
         let conn = &mut connection.conn;
         let addr = connection.addr.as_str();
         // A write first: a demoted or cut-off master fails here, before the first read.
-        expire_stream(conn, stream).await?;
+        delivery::renew_node_stream(conn, node_id).await?;
         let mut renewed = std::time::Instant::now();
         state.delivery_beat.store(now_ms(), Ordering::Relaxed);
         state.delivery_reading.store(true, Ordering::Relaxed);
         loop {
-            let mut read = redis::cmd("XREAD");
-            read.arg("COUNT")
-                .arg(BATCH)
-                .arg("BLOCK")
-                .arg(BLOCK_MS)
-                .arg("STREAMS")
-                .arg(stream)
-                .arg(last_id.as_str());
+            let read = delivery::read_node_stream(conn, node_id, last_id, BATCH, BLOCK_MS);
             // The connection's response timeout bounds the read; a failover cuts it short.
-            let reply = tokio::select! {
-                reply = read.query_async::<Option<ReadReply>>(conn) => reply?,
+            let entries = tokio::select! {
+                entries = read => entries?,
                 () = endpoint.until_not_master(addr) => {
                     return Err(redis_conn::not_master(addr));
                 }
             };
             if renewed.elapsed() >= RENEW_EVERY {
-                expire_stream(conn, stream).await?;
+                delivery::renew_node_stream(conn, node_id).await?;
                 renewed = std::time::Instant::now();
             }
             redis_conn::ensure_master(endpoint, addr).await?;
             state.delivery_beat.store(now_ms(), Ordering::Relaxed);
             state.delivery_reading.store(true, Ordering::Relaxed);
             backoff.reset();
-            let entries = reply.into_iter().flatten().flat_map(|(_stream, ids)| ids);
-            for (id, fields) in entries {
+            for entry in entries {
                 metrics::incr(&state.metrics.deliveries_total);
-                match RoutedFrame::from_pairs(fields, None, None) {
+                match entry.frame {
                     Some(frame) => registry.do_send(Dispatch {
                         frame: Arc::new(frame),
                     }),
-                    None => tracing::warn!(%id, "unreadable delivery entry skipped"),
+                    None => tracing::warn!(id = %entry.id, "unreadable delivery entry skipped"),
                 }
-                *last_id = id;
+                *last_id = entry.id;
             }
         }
     }
-}
-
-/// Keeps the stream alive while this node is; a dead node's stream expires. On a demoted
-/// master this write fails (READONLY), and the reconnect finds the new one.
-async fn expire_stream(
-    conn: &mut redis::aio::MultiplexedConnection,
-    stream: &str,
-) -> redis::RedisResult<()> {
-    redis::cmd("EXPIRE")
-        .arg(stream)
-        .arg(NODE_STREAM_TTL_SECS)
-        .query_async::<()>(conn)
-        .await
 }

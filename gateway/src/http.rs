@@ -10,6 +10,7 @@ use actix_web_actors::ws;
 
 use iris_shared::clock::now_ms;
 use iris_shared::media::frame::MAX_MEDIA_FRAME_BYTES;
+use iris_shared::redis_conn;
 
 use crate::client_ip::client_ip;
 use crate::session::Session;
@@ -96,10 +97,7 @@ async fn readyz(state: web::Data<GatewayState>) -> HttpResponse {
     }
     let ping = async {
         let mut conn = state.redis.get().await.ok()?;
-        redis::cmd("PING")
-            .query_async::<String>(&mut conn)
-            .await
-            .ok()
+        redis_conn::ping(&mut conn).await.ok()
     };
     // A Redis that stops answering must fail the probe, not hang it.
     let redis_ok = tokio::time::timeout(READY_PING_TIMEOUT, ping)

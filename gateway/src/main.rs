@@ -12,7 +12,6 @@
 //! - `backend_notice`: what sessions are told when Redis goes, comes back, or lost its data.
 //! - `backend_watch`: the actor that decides whether Redis is reachable and intact
 //!   (degraded status, lost-data resets).
-//! - `tokens`: device tokens, stored hashed.
 //! - `close_codes`: the WebSocket close codes and their meaning.
 //! - `metrics`: Prometheus counters.
 //! - `rate_limit`: the token bucket behind the frame and `hello` rate limits.
@@ -37,7 +36,6 @@ mod registry;
 mod send_queue;
 mod session;
 mod state;
-mod tokens;
 mod web;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -54,6 +52,7 @@ use iris_shared::config::ClusterArgs;
 use iris_shared::media::store::MediaStore;
 use iris_shared::redis_conn::{self, RedisEndpoint};
 use iris_shared::telemetry;
+use iris_shared::tokens;
 
 use crate::backend_watch::BackendWatch;
 use crate::config::{GatewayArgs, SessionLimits};

@@ -2,8 +2,9 @@
 //! delivery-stream entries both carry, and the per-gateway-node delivery streams.
 //!
 //! A worker publishes a frame once per gateway node that holds a device of the account
-//! (never once per device); each gateway reads its own stream with one blocking read and
-//! fans the frame out to its sessions.
+//! (never once per device); each gateway reads its own stream with one blocking read
+//! ([`read_node_stream`]), fans the frame out to its sessions and keeps its stream from
+//! expiring ([`renew_node_stream`]).
 
 use crate::keys;
 use crate::protocol::{ServerBody, ServerFrame};
@@ -30,7 +31,7 @@ pub struct RoutedFrame {
     /// Only this device receives the frame (e.g. an error answering its request).
     pub target_device: Option<String>,
     /// Not a frame but a notice to gateways: sessions paired with the token of this hash
-    /// (see the gateway's token store) must close, the token was revoked.
+    /// (see [`crate::tokens`]) must close, the token was revoked.
     pub revoked_token: Option<String>,
     /// W3C `traceparent` of the worker span that wrote the frame, when traced.
     pub trace_parent: Option<String>,
@@ -286,6 +287,60 @@ pub fn add_publish_to_nodes(pipe: &mut redis::Pipeline, frame: &RoutedFrame, nod
         }
         pipe.add_command(cmd).ignore();
     }
+}
+
+/// One entry of a node's delivery stream.
+#[derive(Debug)]
+pub struct NodeStreamEntry {
+    /// The entry's id, where the next read starts after.
+    pub id: String,
+    /// The frame it carries; `None` if it does not read as one.
+    pub frame: Option<RoutedFrame>,
+}
+
+/// An `XREAD` reply of one stream, decoded straight into entry ids and field pairs (moved
+/// out of the reply, no map per entry): `[(stream, [(id, [(field, value)])])]`.
+type StreamReadReply = Vec<(String, Vec<(String, Vec<(String, String)>)>)>;
+
+/// Reads up to `count` entries after `after_id` from the delivery stream of gateway node
+/// `node_id`; with none there yet, waits up to `block_ms` for one (and may return none).
+pub async fn read_node_stream<C: redis::aio::ConnectionLike + Send>(
+    conn: &mut C,
+    node_id: &str,
+    after_id: &str,
+    count: usize,
+    block_ms: u64,
+) -> redis::RedisResult<Vec<NodeStreamEntry>> {
+    let reply: Option<StreamReadReply> = redis::cmd("XREAD")
+        .arg("COUNT")
+        .arg(count)
+        .arg("BLOCK")
+        .arg(block_ms)
+        .arg("STREAMS")
+        .arg(keys::node_delivery(node_id))
+        .arg(after_id)
+        .query_async(conn)
+        .await?;
+    let entries = reply.into_iter().flatten().flat_map(|(_stream, ids)| ids);
+    Ok(entries
+        .map(|(id, fields)| NodeStreamEntry {
+            id,
+            frame: RoutedFrame::from_pairs(fields, None, None),
+        })
+        .collect())
+}
+
+/// Keeps the delivery stream of gateway node `node_id` for [`NODE_STREAM_TTL_SECS`] more:
+/// a dead node's stream expires. A write, so a demoted master refuses it (READONLY).
+pub async fn renew_node_stream<C: redis::aio::ConnectionLike + Send>(
+    conn: &mut C,
+    node_id: &str,
+) -> redis::RedisResult<()> {
+    redis::cmd("EXPIRE")
+        .arg(keys::node_delivery(node_id))
+        .arg(NODE_STREAM_TTL_SECS)
+        .query_async(conn)
+        .await
 }
 
 #[cfg(test)]

@@ -8,18 +8,18 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `iris:token:<sha256>` | hash | a device token's account, label, creation time |
+//! | `iris:token:<sha256>` | hash | a device token's account, label, creation time (see [`crate::tokens`]) |
 //! | `iris:{a:A}:tokens` | set | the token hashes of account A |
 //! | `iris:{a:A}:outbox` | stream | A's never-dropped frames, entry id `<seq>-0` |
 //! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head |
 //! | `iris:{a:A}:presence` | zset | gateway node → expiry (ms) of its hold on A's devices |
 //! | `iris:{a:A}:channels` | hash | chat id → channel JSON |
-//! | `iris:{a:A}:devices` | hash | device id → device JSON (name, last seen) |
+//! | `iris:{a:A}:devices` | hash | device id → device JSON (name, last seen, node, token id; see [`crate::devices`]) |
 //! | `iris:{a:A}:turn:<p>:<entry>` | hash | effect ordinal → outbox seq, for exactly-once replays |
 //! | `iris:{a:A}:fence:<chat>` | string | highest fencing token that wrote for the chat |
 //! | `iris:{a:A}:history:<chat>` | stream | the chat's finished messages |
 //! | `iris:{a:A}:settings:<chat>` | hash | the chat's model, reasoning display, conversation start |
-//! | `iris:{a:A}:picker:<id>` | hash | an open picker's chat and kind (any device may answer) |
+//! | `iris:{a:A}:picker:<id>` | hash | an open picker's chat and kind (any device may answer; see [`crate::pickers`]) |
 //! | `iris:{a:A}:search:next` | counter | last n of the search refs `<ts: 13 digits>:<n>` (one per indexed message of A) |
 //! | `iris:{a:A}:search:docs` | hash | search ref → indexed message JSON (ids, role, ts, text) |
 //! | `iris:{a:A}:search:terms` | hash | search ref → `<words>\n<message id>`, for removal |
@@ -42,7 +42,7 @@
 //! | `iris:epoch` | string | the cluster epoch: lost data shows as a missing or changed value |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
 //! | `iris:leases:released` | pub/sub channel | a worker gave leases up: the others look for free partitions at once |
-//! | `iris:agent` | hash | what the workers' upstream agent can do (announced in `hello.ack`) |
+//! | `iris:agent` | hash | what the workers' upstream agent can do and the push kind (announced in `hello.ack`; see [`crate::agent_capabilities`]) |
 //! | `iris:node:<id>:deliver` | stream | frames for the devices gateway node `id` holds |
 //! | `iris:push:jobs` | stream | push notifications to send (group `pushers`, see [`crate::push`]) |
 
@@ -224,7 +224,7 @@ pub fn cluster_epoch() -> String {
     format!("{PREFIX}:epoch")
 }
 
-/// What the workers' upstream agent can do.
+/// What the workers' upstream agent can do, and what devices are pushed with.
 pub fn agent_caps() -> String {
     format!("{PREFIX}:agent")
 }

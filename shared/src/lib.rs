@@ -17,12 +17,18 @@
 //! - [`user_message`]: the user's own message of a `message.send`, written at once.
 //! - [`presence`]: which gateway nodes hold devices of an account.
 //! - [`expiring_set`]: sets of claims that expire unless renewed (presence, online devices).
+//! - [`tokens`]: device tokens, stored hashed: creation, verification, revocation, listing.
+//! - [`devices`]: the record of each device's last pairing.
+//! - [`pickers`]: open pickers any device can answer, answered at most once.
+//! - [`agent_capabilities`]: what the workers' upstream agent can do and what devices are
+//!   pushed with, as `hello.ack` announces it.
 //! - [`push`]: push targets, online devices and the push jobs stream.
 //! - [`media`]: media bytes: binary frames, the object store (directory or S3), metadata.
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
 //! - [`lease`]: partition leases with fencing tokens.
 //! - [`local_port`]: free loopback ports for processes that start local servers.
-//! - [`redis_conn`]: connection pools and dedicated blocking connections (direct or via Sentinel).
+//! - [`redis_conn`]: connection pools and dedicated blocking connections (direct or via
+//!   Sentinel); the readiness `ping`.
 //! - [`backoff`]: exponential backoff with jitter for every loop that reconnects to Redis.
 //! - [`cluster_epoch`]: the epoch that reveals a Redis that lost the cluster's data.
 //! - [`config`]: command-line flags and environment variables both binaries share.
@@ -32,6 +38,7 @@
 //!
 //! This crate knows nothing about actix, WebSockets or agents.
 
+pub mod agent_capabilities;
 pub mod backoff;
 pub mod channels;
 pub mod chat_settings;
@@ -40,6 +47,7 @@ pub mod cluster_epoch;
 pub mod config;
 pub mod consumer_group;
 pub mod delivery;
+pub mod devices;
 pub mod expiring_set;
 pub mod history;
 pub mod inbound;
@@ -50,6 +58,7 @@ pub mod media;
 pub mod metrics;
 pub mod outbox;
 pub mod partition;
+pub mod pickers;
 pub mod presence;
 pub mod protocol;
 pub mod publish;
@@ -59,4 +68,5 @@ pub mod scripts;
 pub mod search;
 pub mod shutdown;
 pub mod telemetry;
+pub mod tokens;
 pub mod user_message;

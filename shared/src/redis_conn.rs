@@ -452,6 +452,12 @@ pub async fn blocking_connection(
     Ok(BlockingConnection { conn, addr })
 }
 
+/// Whether the server answers: `PING`, as readiness probes ask it.
+pub async fn ping<C: redis::aio::ConnectionLike + Send>(conn: &mut C) -> redis::RedisResult<()> {
+    redis::cmd("PING").query_async::<String>(conn).await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

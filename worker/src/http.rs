@@ -8,7 +8,7 @@ use std::time::Duration;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use anyhow::Context as _;
 
-use iris_shared::redis_conn::Pool;
+use iris_shared::redis_conn::{self, Pool};
 
 use crate::metrics;
 
@@ -45,10 +45,7 @@ async fn readyz(redis: web::Data<Pool>) -> HttpResponse {
     }
     let ping = async {
         let mut conn = redis.get().await.ok()?;
-        redis::cmd("PING")
-            .query_async::<String>(&mut conn)
-            .await
-            .ok()
+        redis_conn::ping(&mut conn).await.ok()
     };
     match tokio::time::timeout(READY_PING_TIMEOUT, ping).await {
         Ok(Some(_)) => HttpResponse::Ok()

@@ -9,7 +9,6 @@
 //!   busy policy, controls of the running turn, slash commands (`commands/`).
 //! - `turn`: one agent turn as protocol frames, written exactly once (`events`, `writer`,
 //!   `interrupted`, `attachments`, `conversation`, `publisher`).
-//! - `pickers`: open pickers any device can answer.
 //! - `push`: push notifications to offline devices (the dispatcher of `iris:push:jobs`).
 //! - `agent`: the upstream agent interface and its implementations.
 //! - `epoch_watch`: the actor that drops chats and leases when Redis lost its data.
@@ -23,7 +22,6 @@ mod epoch_watch;
 mod http;
 mod metrics;
 mod partitions;
-mod pickers;
 mod push;
 mod turn;
 
@@ -36,6 +34,7 @@ use anyhow::Context as _;
 use clap::Parser;
 use tokio::sync::watch;
 
+use iris_shared::agent_capabilities::{self, AgentCapabilities};
 use iris_shared::config::ClusterArgs;
 use iris_shared::media::store::MediaStore;
 use iris_shared::redis_conn::{self, RedisEndpoint};
@@ -103,22 +102,15 @@ async fn announce_agent(
     name: &str,
     caps: AgentCaps,
 ) -> anyhow::Result<()> {
-    let flag = |on: bool| if on { "1" } else { "0" };
+    let capabilities = AgentCapabilities {
+        kind: name.to_owned(),
+        tools: caps.tools,
+        reasoning: caps.reasoning,
+        approvals: caps.approvals,
+        steer: caps.steer,
+    };
     let mut conn = redis.get().await?;
-    redis::cmd("HSET")
-        .arg(iris_shared::keys::agent_caps())
-        .arg("kind")
-        .arg(name)
-        .arg("tools")
-        .arg(flag(caps.tools))
-        .arg("reasoning")
-        .arg(flag(caps.reasoning))
-        .arg("approvals")
-        .arg(flag(caps.approvals))
-        .arg("steer")
-        .arg(flag(caps.steer))
-        .query_async::<()>(&mut conn)
-        .await?;
+    agent_capabilities::announce(&mut conn, &capabilities).await?;
     Ok(())
 }
 

@@ -6,9 +6,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
+use iris_shared::tokens::{self, TokenError};
+
 use super::{authorized_connection, backend_error, error};
 use crate::state::GatewayState;
-use crate::tokens::{self, TokenError};
 
 /// Body of `POST /accounts/{account}/tokens`.
 #[derive(Debug, Deserialize, Default)]
@@ -39,7 +40,7 @@ pub async fn create(
     };
     match tokens::create(&mut conn, &account, &name).await {
         Ok(token) => {
-            let id = tokens::digest(&token)[..tokens::TOKEN_ID_LEN].to_owned();
+            let id = tokens::id_of(&tokens::digest(&token)).to_owned();
             HttpResponse::Created().json(json!({ "token": token, "id": id, "account": *account }))
         }
         Err(err) => token_error(err),

@@ -1,27 +1,26 @@
 //! Pairing: `hello` → token check → registration with the node → outbox head →
 //! `hello.ack {server_caps, sync_cursor, channels}`.
 
-use std::collections::HashMap;
-
 use actix::prelude::*;
 use actix_web_actors::ws;
 
+use iris_shared::agent_capabilities::Announced;
 use iris_shared::channels;
 use iris_shared::clock::now_ms;
-use iris_shared::keys::AccountKeys;
+use iris_shared::devices::{self, DeviceRecord};
 use iris_shared::outbox;
 use iris_shared::protocol::{
-    AppBody, Channel, ErrorCode, Hello, HelloAck, PushKind, ServerBody, ServerCaps, ServerFrame,
+    AppBody, Channel, ErrorCode, Hello, HelloAck, ServerBody, ServerCaps, ServerFrame,
 };
 use iris_shared::push::{self, PushTarget};
 use iris_shared::redis_conn::Pool;
+use iris_shared::tokens;
 
 use super::{Device, Phase, Session};
 use crate::close_codes;
 use crate::cursor::DeliveryCursor;
 use crate::metrics;
 use crate::registry::Register;
-use crate::tokens;
 
 /// What pairing learned about the device.
 struct Paired {
@@ -29,7 +28,7 @@ struct Paired {
     token_hash: String,
     head: u64,
     channels: Vec<Channel>,
-    agent: HashMap<String, String>,
+    announced: Announced,
 }
 
 /// Why pairing failed.
@@ -64,20 +63,15 @@ fn is_valid_device_id(device_id: &str) -> bool {
 }
 
 /// What this server can do: the gateway's own features, and what the workers announced
-/// about their upstream agent (`iris:agent`).
-fn server_caps(agent: &HashMap<String, String>) -> ServerCaps {
-    let agent_can = |what: &str| Some(agent.get(what).is_some_and(|v| v == "1"));
+/// about their upstream agent and push.
+fn server_caps(announced: &Announced) -> ServerCaps {
     ServerCaps {
         streaming: Some(true),
-        reasoning: agent_can("reasoning"),
-        tools: agent_can("tools"),
+        reasoning: Some(announced.agent.reasoning),
+        tools: Some(announced.agent.tools),
         media: Some(true),
         search: Some(true),
-        push: Some(match agent.get("push").map(String::as_str) {
-            Some("fcm") => PushKind::Fcm,
-            Some("ntfy") => PushKind::Ntfy,
-            _ => PushKind::None,
-        }),
+        push: Some(announced.push),
         pickers: Some(true),
     }
 }
@@ -90,26 +84,15 @@ async fn load_account(
     device_name: &str,
     node: &str,
     token_hash: &str,
-) -> Result<(u64, Vec<Channel>, HashMap<String, String>), PairingError> {
-    let keys = AccountKeys::new(account);
+) -> Result<(u64, Vec<Channel>, Announced), PairingError> {
     let mut conn = redis.get().await?;
     // The token's id lets a revocation find the device's push targets.
-    let token_id = &token_hash[..tokens::TOKEN_ID_LEN];
-    let device = serde_json::json!({
-        "name": device_name, "last_seen_ms": now_ms(), "node": node, "token_id": token_id,
-    });
-    let (_, agent): ((), HashMap<String, String>) = redis::pipe()
-        .cmd("HSET")
-        .arg(keys.devices())
-        .arg(device_id)
-        .arg(device.to_string())
-        .cmd("HGETALL")
-        .arg(iris_shared::keys::agent_caps())
-        .query_async(&mut conn)
-        .await?;
+    let device = DeviceRecord::paired(device_name, now_ms(), node, tokens::id_of(token_hash));
+    let announced =
+        devices::record_and_read_announced(&mut conn, account, device_id, &device).await?;
     let channels = channels::list(&mut conn, account).await?;
     let window = outbox::window(&mut conn, account, now_ms()).await?;
-    Ok((window.head, channels, agent))
+    Ok((window.head, channels, announced))
 }
 
 impl Session {
@@ -189,7 +172,7 @@ impl Session {
                 })
                 .await
                 .map_err(|err| PairingError::Backend(err.to_string()))??;
-            let (head, channels, agent) = load_account(
+            let (head, channels, announced) = load_account(
                 &redis,
                 &account,
                 &device_for_load,
@@ -207,7 +190,7 @@ impl Session {
                 token_hash,
                 head,
                 channels,
-                agent,
+                announced,
             })
         };
         ctx.wait(
@@ -265,7 +248,7 @@ impl Session {
         self.phase = Phase::Ready;
         metrics::shift(&self.state.metrics.paired_devices, 1);
         let ack = HelloAck {
-            server_caps: Some(server_caps(&paired.agent)),
+            server_caps: Some(server_caps(&paired.announced)),
             sync_cursor: Some(paired.head),
             channels: Some(paired.channels),
         };

@@ -6,8 +6,8 @@ use tracing::Instrument as _;
 
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
-use iris_shared::keys::AccountKeys;
 use iris_shared::media::record::{self, MediaRecord};
+use iris_shared::pickers;
 use iris_shared::protocol::{
     AppBody, AppFrame, ErrorCode, Notification, Pong, ServerBody, ServerFrame, DEFAULT_CHAT_ID,
 };
@@ -196,22 +196,19 @@ impl Session {
             );
             return;
         };
-        let key = AccountKeys::new(&device.account).picker(&picker_id);
+        let account = device.account.clone();
         let redis = self.state.redis.clone();
+        let lookup_id = picker_id.clone();
         let lookup = async move {
             let mut conn = redis.get().await.map_err(|err| err.to_string())?;
-            redis::cmd("HGET")
-                .arg(key)
-                .arg("chat_id")
-                .query_async::<Option<String>>(&mut conn)
+            pickers::chat_of_open(&mut conn, &account, &lookup_id)
                 .await
                 .map_err(|err| err.to_string())
         };
         self.serve_in_order(ctx, lookup, move |result, act, ctx| match result {
             Ok(Some(chat_id)) => act.forward_to_worker(frame.with_chat(chat_id), ctx),
             Ok(None) => {
-                let message =
-                    format!("picker {picker_id:?} is not open (answered already, or expired)");
+                let message = pickers::not_open_message(&picker_id);
                 act.send_error(ctx, frame.id, ErrorCode::NotFound, message);
             }
             Err(err) => {

@@ -153,8 +153,7 @@ impl ChatActor {
             Some(approval.approval_id.clone())
         });
         let (Some(control), Some(approval_id)) = (control, approval) else {
-            let message =
-                format!("picker {picker_id:?} is not open (answered already, or expired)");
+            let message = iris_shared::pickers::not_open_message(&picker_id);
             self.reject_request(
                 entry,
                 request,

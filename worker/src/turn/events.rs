@@ -13,11 +13,11 @@ use iris_shared::protocol::{
 };
 
 use crate::agent::AgentEvent;
-use crate::pickers::{self, PickerKind};
 use crate::turn::control::{Ending, OpenApproval, TurnControl};
 use crate::turn::publisher::{Outgoing, PublishError};
 use crate::turn::request::TurnRequest;
 use crate::turn::writer::TurnWriter;
+use iris_shared::pickers::{self, PickerKind};
 
 /// How long an unanswered picker stays answerable (matches upstream approval timeouts).
 const PICKER_TTL_SECS: u64 = 24 * 3600;

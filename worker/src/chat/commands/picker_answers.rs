@@ -5,7 +5,7 @@ use actix::prelude::*;
 use tracing::Instrument as _;
 
 use iris_shared::inbound::{InboundEntry, InboundRequest};
-use iris_shared::keys::AccountKeys;
+use iris_shared::pickers::{self, ACTION_FIELD};
 use iris_shared::protocol::{ErrorCode, Notification, ServerBody, ServerFrame};
 
 use super::stored::{is_confirmation, stored_command};
@@ -33,11 +33,7 @@ impl ChatActor {
         let (partition, entry_id) = (entry.partition, entry.entry_id.clone());
         let work = async move {
             let mut conn = deps.redis.get().await?;
-            let was_open: u32 = redis::cmd("DEL")
-                .arg(AccountKeys::new(&scope.account).picker(&picker_id))
-                .query_async(&mut conn)
-                .await?;
-            if was_open == 0 {
+            if !pickers::close(&mut conn, &scope.account, &picker_id).await? {
                 return Ok(Some(picker_id));
             }
             chat_settings::store(&mut conn, &scope.account, &scope.chat_id, MODEL, &model).await?;
@@ -82,16 +78,8 @@ impl ChatActor {
         let (partition, entry_id) = (entry.partition, entry.entry_id.clone());
         let work = async move {
             let mut conn = deps.redis.get().await?;
-            let key = AccountKeys::new(&scope.account).picker(&picker_id);
-            let (action, _): (Option<String>, ()) = redis::pipe()
-                .atomic()
-                .cmd("HGET")
-                .arg(&key)
-                .arg("action")
-                .cmd("DEL")
-                .arg(&key)
-                .query_async(&mut conn)
-                .await?;
+            let action =
+                pickers::take_field(&mut conn, &scope.account, &picker_id, ACTION_FIELD).await?;
             let Some(action) = action else {
                 return Ok(Some(picker_id));
             };
@@ -151,8 +139,7 @@ impl ChatActor {
             move |result, act, ctx| match result {
                 Ok(None) => act.acknowledge(vec![entry], ctx),
                 Ok(Some(picker_id)) => {
-                    let message =
-                        format!("picker {picker_id:?} is not open (answered already, or expired)");
+                    let message = pickers::not_open_message(&picker_id);
                     act.reject_request(
                         entry,
                         &request,

@@ -6,9 +6,9 @@ use iris_shared::clock::now_ms;
 use iris_shared::protocol::{ModelOption, ModelProvider, PickerConfirm, PickerModel, ServerBody};
 
 use super::Reply;
-use crate::pickers::{self, PickerKind};
 use crate::turn::publisher::PublishError;
 use crate::turn::TurnDeps;
+use iris_shared::pickers::{self, PickerKind};
 
 /// Picker ids of model pickers start with this.
 pub const MODEL_PICKER_PREFIX: &str = "model-";
@@ -26,7 +26,7 @@ pub(super) async fn confirm_picker(
     action: &str,
 ) -> Result<Reply, PublishError> {
     let picker_id = format!("{CONFIRM_PICKER_PREFIX}{action}-{}", now_ms());
-    let extra = [("action", action)];
+    let extra = [(pickers::ACTION_FIELD, action)];
     pickers::open(
         conn,
         account,

@@ -1,4 +1,5 @@
-//! Device tokens: creation, verification, revocation, listing.
+//! Device tokens (`iris:token:<sha256>`, a hash, and the account's set of token hashes
+//! `iris:{a:A}:tokens`): creation, verification, revocation, listing.
 //!
 //! A token is shown once, at creation; Redis keeps only its SHA-256, so a copy of the
 //! database does not hand out working tokens.
@@ -6,9 +7,9 @@
 use redis::aio::ConnectionLike;
 use sha2::{Digest, Sha256};
 
-use iris_shared::clock::now_ms;
-use iris_shared::keys::{self, is_valid_account, AccountKeys};
-use iris_shared::{delivery, presence, push};
+use crate::clock::now_ms;
+use crate::keys::{self, is_valid_account, AccountKeys};
+use crate::{delivery, devices, presence, push};
 
 /// Prefix that makes a token recognisable in logs and secret scanners.
 const TOKEN_PREFIX: &str = "iris_";
@@ -16,6 +17,13 @@ const TOKEN_PREFIX: &str = "iris_";
 const TOKEN_RANDOM_BYTES: usize = 24;
 /// Hex digits of the hash shown as a token's id in listings.
 pub const TOKEN_ID_LEN: usize = 12;
+
+/// Field of a token's record: the account it pairs devices with.
+const ACCOUNT_FIELD: &str = "account";
+/// Field: the operator's label.
+const NAME_FIELD: &str = "name";
+/// Field: when the token was created, ms since the epoch.
+const CREATED_MS_FIELD: &str = "created_ms";
 
 /// Errors of the token store.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +52,11 @@ pub fn digest(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
+/// The id a token with hash `token_hash` is listed by.
+pub fn id_of(token_hash: &str) -> &str {
+    &token_hash[..TOKEN_ID_LEN]
+}
+
 /// Creates a token for `account`; returns the token (shown once).
 pub async fn create<C: ConnectionLike + Send>(
     conn: &mut C,
@@ -60,11 +73,11 @@ pub async fn create<C: ConnectionLike + Send>(
         .atomic()
         .cmd("HSET")
         .arg(keys::token(&hash))
-        .arg("account")
+        .arg(ACCOUNT_FIELD)
         .arg(account)
-        .arg("name")
+        .arg(NAME_FIELD)
         .arg(name)
-        .arg("created_ms")
+        .arg(CREATED_MS_FIELD)
         .arg(now_ms())
         .ignore()
         .cmd("SADD")
@@ -86,7 +99,7 @@ pub async fn verify<C: ConnectionLike + Send>(
     }
     Ok(redis::cmd("HGET")
         .arg(keys::token(&digest(token)))
-        .arg("account")
+        .arg(ACCOUNT_FIELD)
         .query_async(conn)
         .await?)
 }
@@ -103,7 +116,7 @@ pub async fn revoke_and_disconnect<C: ConnectionLike + Send>(
     let nodes = presence::nodes(conn, &account, now_ms()).await?;
     let hash = digest(token);
     delivery::announce_revoked_token(conn, &account, &hash, &nodes).await?;
-    forget_push_targets(conn, &account, &hash[..TOKEN_ID_LEN]).await?;
+    forget_push_targets(conn, &account, id_of(&hash)).await?;
     Ok(Some(account))
 }
 
@@ -114,13 +127,8 @@ async fn forget_push_targets<C: ConnectionLike + Send>(
     account: &str,
     token_id: &str,
 ) -> Result<(), TokenError> {
-    let devices: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
-        .arg(AccountKeys::new(account).devices())
-        .query_async(conn)
-        .await?;
-    for (device_id, json) in devices {
-        let record: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-        if record["token_id"] == token_id {
+    for (device_id, record) in devices::list(conn, account).await? {
+        if record.token_id.as_deref() == Some(token_id) {
             push::remove_target(conn, account, &device_id).await?;
         }
     }
@@ -166,16 +174,31 @@ pub async fn list<C: ConnectionLike + Send>(
     for hash in hashes {
         let (name, created_ms): (Option<String>, Option<u64>) = redis::cmd("HMGET")
             .arg(keys::token(&hash))
-            .arg("name")
-            .arg("created_ms")
+            .arg(NAME_FIELD)
+            .arg(CREATED_MS_FIELD)
             .query_async(conn)
             .await?;
         tokens.push(TokenInfo {
-            id: hash[..TOKEN_ID_LEN].to_owned(),
+            id: id_of(&hash).to_owned(),
             name: name.unwrap_or_default(),
             created_ms: created_ms.unwrap_or(0),
         });
     }
     tokens.sort_by_key(|token| token.created_ms);
     Ok(tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_known_by_their_sha256_and_listed_by_its_first_digits() {
+        let hash = digest("abc");
+        assert_eq!(
+            hash,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(id_of(&hash), "ba7816bf8f01");
+    }
 }
