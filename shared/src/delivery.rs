@@ -40,6 +40,20 @@ pub struct RoutedFrame {
     pub emitted_us: Option<u64>,
 }
 
+/// Field names of a frame's stream entry (outbox and delivery streams).
+mod field {
+    pub const FRAME: &str = "f";
+    pub const ORIGIN_DEVICE: &str = "o";
+    pub const REQUEST_ID: &str = "r";
+    pub const TARGET_DEVICE: &str = "t";
+    pub const SEQ: &str = "s";
+    pub const REVOKED_TOKEN: &str = "x";
+    /// Only in delivery streams (an outbox key names its account).
+    pub const ACCOUNT: &str = "a";
+    pub const TRACE_PARENT: &str = "tp";
+    pub const EMITTED_US: &str = "e";
+}
+
 impl RoutedFrame {
     /// `frame_json` for the devices of `account`, at `seq`, with no addressing beyond that.
     pub fn new(
@@ -64,24 +78,36 @@ impl RoutedFrame {
     /// written only to delivery streams).
     pub fn fields(&self, with_account: bool) -> Vec<(&'static str, String)> {
         let mut fields = vec![
-            ("f", self.frame_json.clone()),
-            ("o", self.origin_device.clone().unwrap_or_default()),
+            (field::FRAME, self.frame_json.clone()),
             (
-                "r",
+                field::ORIGIN_DEVICE,
+                self.origin_device.clone().unwrap_or_default(),
+            ),
+            (
+                field::REQUEST_ID,
                 self.request_id.map(|id| id.to_string()).unwrap_or_default(),
             ),
-            ("t", self.target_device.clone().unwrap_or_default()),
-            ("s", self.seq.map(|seq| seq.to_string()).unwrap_or_default()),
-            ("x", self.revoked_token.clone().unwrap_or_default()),
+            (
+                field::TARGET_DEVICE,
+                self.target_device.clone().unwrap_or_default(),
+            ),
+            (
+                field::SEQ,
+                self.seq.map(|seq| seq.to_string()).unwrap_or_default(),
+            ),
+            (
+                field::REVOKED_TOKEN,
+                self.revoked_token.clone().unwrap_or_default(),
+            ),
         ];
         if with_account {
-            fields.push(("a", self.account.clone()));
+            fields.push((field::ACCOUNT, self.account.clone()));
         }
         if let Some(trace_parent) = &self.trace_parent {
-            fields.push(("tp", trace_parent.clone()));
+            fields.push((field::TRACE_PARENT, trace_parent.clone()));
         }
         if let Some(emitted_us) = self.emitted_us {
-            fields.push(("e", emitted_us.to_string()));
+            fields.push((field::EMITTED_US, emitted_us.to_string()));
         }
         fields
     }
@@ -101,15 +127,15 @@ impl RoutedFrame {
                 continue;
             }
             match name.as_str() {
-                "a" if account.is_none() => frame.account = value,
-                "s" if seq.is_none() => frame.seq = value.parse().ok(),
-                "f" => frame.frame_json = value,
-                "o" => frame.origin_device = Some(value),
-                "r" => frame.request_id = value.parse().ok(),
-                "t" => frame.target_device = Some(value),
-                "x" => frame.revoked_token = Some(value),
-                "tp" => frame.trace_parent = Some(value),
-                "e" => frame.emitted_us = value.parse().ok(),
+                field::ACCOUNT if account.is_none() => frame.account = value,
+                field::SEQ if seq.is_none() => frame.seq = value.parse().ok(),
+                field::FRAME => frame.frame_json = value,
+                field::ORIGIN_DEVICE => frame.origin_device = Some(value),
+                field::REQUEST_ID => frame.request_id = value.parse().ok(),
+                field::TARGET_DEVICE => frame.target_device = Some(value),
+                field::REVOKED_TOKEN => frame.revoked_token = Some(value),
+                field::TRACE_PARENT => frame.trace_parent = Some(value),
+                field::EMITTED_US => frame.emitted_us = value.parse().ok(),
                 _ => {}
             }
         }

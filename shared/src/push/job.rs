@@ -86,17 +86,27 @@ fn shortened(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// Field names of a push job entry.
+mod field {
+    pub const ACCOUNT: &str = "a";
+    pub const CHAT: &str = "c";
+    pub const SEQ: &str = "seq";
+    pub const KIND: &str = "k";
+    pub const TITLE: &str = "t";
+    pub const BODY: &str = "b";
+}
+
 impl PushJob {
     /// Reads a job back from a stream entry; `None` if a field is missing or malformed.
     pub fn from_entry(entry: &StreamId) -> Option<Self> {
         let text = |name: &str| entry.get::<String>(name);
         Some(Self {
-            account: text("a")?,
-            chat_id: text("c")?,
-            seq: text("seq")?.parse().ok()?,
-            kind: PushKind::parse(&text("k")?)?,
-            title: text("t").unwrap_or_default(),
-            body: text("b").unwrap_or_default(),
+            account: text(field::ACCOUNT)?,
+            chat_id: text(field::CHAT)?,
+            seq: text(field::SEQ)?.parse().ok()?,
+            kind: PushKind::parse(&text(field::KIND)?)?,
+            title: text(field::TITLE).unwrap_or_default(),
+            body: text(field::BODY).unwrap_or_default(),
         })
     }
 }
@@ -116,17 +126,17 @@ pub fn enqueue_command(job: &PushJob) -> redis::Cmd {
         .arg("~")
         .arg(PUSH_JOBS_MAX_LEN)
         .arg("*")
-        .arg("a")
+        .arg(field::ACCOUNT)
         .arg(&job.account)
-        .arg("c")
+        .arg(field::CHAT)
         .arg(&job.chat_id)
-        .arg("seq")
+        .arg(field::SEQ)
         .arg(job.seq)
-        .arg("k")
+        .arg(field::KIND)
         .arg(job.kind.as_str())
-        .arg("t")
+        .arg(field::TITLE)
         .arg(shortened(&job.title, TITLE_MAX_CHARS))
-        .arg("b")
+        .arg(field::BODY)
         .arg(shortened(&job.body, BODY_MAX_CHARS));
     cmd
 }
