@@ -1,8 +1,7 @@
 //! Tests of push delivery end to end inside the worker: a real `redis-server`, the real
-//! dispatcher, and recording HTTP servers standing in for ntfy and FCM. The Redis is the
-//! end-to-end harness's `iris_tests::redis_server`.
+//! dispatcher, and recording HTTP servers standing in for ntfy and FCM (both the end-to-end
+//! harness's, `iris_tests::redis_server` and `iris_tests::http_recorder`).
 //!
-//! - `recorder`: the recording HTTP server.
 //! - `ntfy_delivery`: who is pushed, de-duplication, takeover, retries, the rate limit.
 //! - `fcm_delivery`: OAuth assertion and token cache, the FCM message, both services.
 //! - `announcing`: field `push` of `iris:agent`.
@@ -10,7 +9,6 @@
 mod announcing;
 mod fcm_delivery;
 mod ntfy_delivery;
-mod recorder;
 
 use std::time::{Duration, Instant};
 
