@@ -1,77 +1,144 @@
-//! A local HTTP server that answers 200 to everything and records each request, standing
-//! in for push services (ntfy, FCM) in end-to-end tests.
+//! A local HTTP server that records every request and answers as its test says, standing
+//! in for push services (ntfy, Google's OAuth token endpoint, FCM). It runs on a thread and
+//! Tokio runtime of its own, so it serves whatever runtime the test awaits on, and its
+//! arrival times are not delayed by the code under test.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::oneshot;
+
+/// How often the waits look at what arrived.
+const POLL_INTERVAL: Duration = Duration::from_millis(20);
 
 /// One recorded request.
 #[derive(Debug, Clone)]
 pub struct RecordedRequest {
-    /// Method and path, e.g. `POST /iris-topic`.
+    /// Method and target, e.g. `POST /iris-topic`.
     pub request_line: String,
-    /// Headers as `name: value` lines (names lower-cased).
+    /// The method, e.g. `POST`.
+    pub method: String,
+    /// The path without the query, e.g. `/iris-topic`.
+    pub path: String,
+    /// Headers as `(name, value)` pairs, names lower-cased, in the order sent.
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: String,
+    /// When the request arrived.
+    pub arrived_at: Instant,
 }
 
 impl RecordedRequest {
-    /// The value of header `name` (lower-case), if present.
+    /// The value of header `name` (any case), if present.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
-            .find(|(header, _)| header == name)
+            .find(|(header, _)| header.eq_ignore_ascii_case(name))
             .map(|(_, value)| value.as_str())
+    }
+
+    /// The body as JSON; panics if it is not JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|err| panic!("not a JSON body ({err}): {}", self.body))
     }
 }
 
-/// A running recorder.
+/// Decides the answer (status, JSON body) to a request, given how many requests to the
+/// same path came before it.
+pub type Responder = dyn Fn(&RecordedRequest, usize) -> (u16, String) + Send + Sync;
+
+struct Shared {
+    responder: Box<Responder>,
+    requests: Mutex<Vec<RecordedRequest>>,
+}
+
+/// A running recorder; stops when dropped.
 pub struct HttpRecorder {
     addr: SocketAddr,
-    requests: Arc<Mutex<Vec<RecordedRequest>>>,
-    task: tokio::task::JoinHandle<()>,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl HttpRecorder {
-    /// Starts the recorder on a free port.
+    /// Starts a recorder answering 200 and `{}` to everything on a free port.
     pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("binding the recorder");
-        let addr = listener.local_addr().expect("recorder address");
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let recorded = requests.clone();
-        let task = tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let recorded = recorded.clone();
-                tokio::spawn(async move {
-                    if let Some(request) = read_request(&mut stream).await {
-                        recorded.lock().expect("recorder lock").push(request);
-                    }
-                    let reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
-                    let _ = stream.write_all(reply.as_bytes()).await;
-                });
-            }
+        Self::accepting()
+    }
+
+    /// A recorder answering 200 and `{}` to everything, on a free port.
+    pub fn accepting() -> Self {
+        Self::answering(|_, _| (200, "{}".to_owned()))
+    }
+
+    /// A recorder answering with `responder`, on a free port.
+    pub fn answering(
+        responder: impl Fn(&RecordedRequest, usize) -> (u16, String) + Send + Sync + 'static,
+    ) -> Self {
+        let shared = Arc::new(Shared {
+            responder: Box::new(responder),
+            requests: Mutex::new(Vec::new()),
         });
+        // Bound here so the port is known, and accepting, before this returns.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binding the recorder");
+        listener
+            .set_nonblocking(true)
+            .expect("a non-blocking recorder socket");
+        let addr = listener.local_addr().expect("recorder address");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let routes = axum::Router::new()
+            .fallback(record)
+            .with_state(shared.clone());
+        let thread = std::thread::Builder::new()
+            .name("http-recorder".to_owned())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("the recorder's runtime");
+                runtime.block_on(async move {
+                    let listener =
+                        tokio::net::TcpListener::from_std(listener).expect("recorder listener");
+                    // Not a graceful shutdown: open keep-alive connections would hold it up;
+                    // dropping the runtime closes them.
+                    tokio::select! {
+                        _ = axum::serve(listener, routes) => {}
+                        _ = stopped => {}
+                    }
+                });
+            })
+            .expect("starting the recorder thread");
         Self {
             addr,
-            requests,
-            task,
+            shared,
+            stop: Some(stop),
+            thread: Some(thread),
         }
     }
 
-    /// Base URL of the recorder.
+    /// Base URL of the recorder, e.g. `http://127.0.0.1:40123`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
-    /// Requests recorded so far.
+    /// Requests recorded so far, in order of arrival.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.requests.lock().expect("recorder lock").clone()
+        self.shared.requests.lock().expect("recorder lock").clone()
+    }
+
+    /// Requests recorded so far at `path`, in order of arrival.
+    pub fn requests_at(&self, path: &str) -> Vec<RecordedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|request| request.path == path)
+            .collect()
     }
 
     /// Waits up to `timeout` until at least `count` requests arrived; returns them all.
@@ -82,53 +149,77 @@ impl HttpRecorder {
             if requests.len() >= count || Instant::now() >= deadline {
                 return requests;
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(POLL_INTERVAL).await;
+        }
+    }
+
+    /// The requests at `path` once there are at least `count`; panics if they do not come
+    /// within `timeout`.
+    pub async fn expect_at(
+        &self,
+        path: &str,
+        count: usize,
+        timeout: Duration,
+    ) -> Vec<RecordedRequest> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let requests = self.requests_at(path);
+            if requests.len() >= count {
+                return requests;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "expected {count} requests at {path} within {timeout:?}, got {requests:#?}"
+            );
+            tokio::time::sleep(POLL_INTERVAL).await;
         }
     }
 }
 
 impl Drop for HttpRecorder {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        // Joined so the port is closed once the recorder is gone.
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
-async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<RecordedRequest> {
-    let mut raw = Vec::new();
-    let mut buffer = [0u8; 4096];
-    let head_end = loop {
-        let read = stream.read(&mut buffer).await.ok()?;
-        if read == 0 {
-            return None;
-        }
-        raw.extend_from_slice(&buffer[..read]);
-        if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end;
-        }
+/// Records the request, then answers as the responder says.
+async fn record(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let target = uri
+        .path_and_query()
+        .map_or_else(|| uri.path().to_owned(), ToString::to_string);
+    let request = RecordedRequest {
+        request_line: format!("{method} {target}"),
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+        headers: headers
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), value)
+            })
+            .collect(),
+        body: String::from_utf8_lossy(&body).into_owned(),
+        arrived_at: Instant::now(),
     };
-    let head = String::from_utf8_lossy(&raw[..head_end]).to_string();
-    let mut lines = head.split("\r\n");
-    let request_line = lines.next()?.rsplit_once(' ')?.0.to_owned();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
-        .collect();
-    let length: usize = headers
-        .iter()
-        .find(|(name, _)| name == "content-length")
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or(0);
-    let mut body = raw[head_end + 4..].to_vec();
-    while body.len() < length {
-        let read = stream.read(&mut buffer).await.ok()?;
-        if read == 0 {
-            break;
-        }
-        body.extend_from_slice(&buffer[..read]);
-    }
-    Some(RecordedRequest {
-        request_line,
-        headers,
-        body: String::from_utf8_lossy(&body).to_string(),
-    })
+    let earlier_at_path = {
+        let mut requests = shared.requests.lock().expect("recorder lock");
+        let earlier = requests.iter().filter(|r| r.path == request.path).count();
+        requests.push(request.clone());
+        earlier
+    };
+    let (status, body) = (shared.responder)(&request, earlier_at_path);
+    let status = StatusCode::from_u16(status).expect("a valid status from the responder");
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }

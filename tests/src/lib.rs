@@ -8,7 +8,8 @@
 //! - [`resp`]: one Redis command over a raw TCP connection.
 //! - [`redis_server`]: a private `redis-server` per test (optionally durable, restartable).
 //! - [`sentinel_group`]: a master, a replica and three Sentinels, and a real failover.
-//! - [`http_recorder`]: a local HTTP server recording requests (push services' stand-in).
+//! - [`http_recorder`]: a local HTTP server recording requests and answering as told (push
+//!   services' stand-in).
 //! - [`http_probe`]: a minimal HTTP client for `/readyz`, `/metrics`, the server API and Hermes.
 //! - [`fake_llm`]: the scripted OpenAI-compatible LLM on its own, for the `openai` upstream.
 //! - [`hermes_upstream`]: a real Hermes Agent API server with a scripted fake LLM behind it.

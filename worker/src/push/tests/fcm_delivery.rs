@@ -3,10 +3,10 @@
 //! pushed through both services.
 
 use iris_shared::push::PushKind;
+use iris_tests::http_recorder::{HttpRecorder, RecordedRequest};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::json;
 
-use super::recorder::{Recorded, Recorder};
 use super::*;
 use crate::push::fcm::access_token::{Claims, SCOPE};
 use crate::push::fcm::credentials::ServiceAccount;
@@ -31,8 +31,10 @@ fn token_reply(earlier: usize) -> (u16, String) {
 }
 
 /// A stand-in for Google: tokens at [`TOKEN_PATH`], sends answered by `send`.
-fn google(send: impl Fn(&Recorded, usize) -> (u16, String) + Send + Sync + 'static) -> Recorder {
-    Recorder::start(move |request, earlier| {
+fn google(
+    send: impl Fn(&RecordedRequest, usize) -> (u16, String) + Send + Sync + 'static,
+) -> HttpRecorder {
+    HttpRecorder::answering(move |request, earlier| {
         if request.path == TOKEN_PATH {
             token_reply(earlier)
         } else {
@@ -41,7 +43,7 @@ fn google(send: impl Fn(&Recorded, usize) -> (u16, String) + Send + Sync + 'stat
     })
 }
 
-fn accepting_google() -> Recorder {
+fn accepting_google() -> HttpRecorder {
     google(|_, n| {
         (
             200,
@@ -51,7 +53,7 @@ fn accepting_google() -> Recorder {
 }
 
 /// Settings pushing through FCM at `google`, the token endpoint named by the key file.
-fn fcm_settings(google: &Recorder) -> PushSettings {
+fn fcm_settings(google: &HttpRecorder) -> PushSettings {
     PushSettings {
         ntfy: None,
         fcm: Some(FcmSettings {
@@ -62,7 +64,7 @@ fn fcm_settings(google: &Recorder) -> PushSettings {
                 token_uri: format!("{}{TOKEN_PATH}", google.url()),
             },
             token_url: None,
-            endpoint: google.url().to_owned(),
+            endpoint: google.url(),
         }),
         min_interval: Duration::ZERO,
     }
@@ -78,7 +80,7 @@ fn form_field(body: &str, name: &str) -> String {
 
 /// The claims of the assertion in a token request, after checking its RS256 signature
 /// with the public key and its audience.
-fn verified_claims(request: &Recorded, audience: &str) -> Claims {
+fn verified_claims(request: &RecordedRequest, audience: &str) -> Claims {
     assert_eq!(
         form_field(&request.body, "grant_type"),
         "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -110,10 +112,10 @@ async fn an_offline_device_is_pushed_through_fcm_with_a_signed_assertion() {
             ..job(77, "Reminder", "Stand-up in 5 minutes")
         })
         .await;
-    let sends = google.wait_for(SEND_PATH, 1).await;
+    let sends = google.expect_at(SEND_PATH, 1, PATIENCE).await;
     harness.wait_all_handled().await;
 
-    let tokens = google.at(TOKEN_PATH);
+    let tokens = google.requests_at(TOKEN_PATH);
     assert_eq!(tokens.len(), 1);
     let claims = verified_claims(&tokens[0], &format!("{}{TOKEN_PATH}", google.url()));
     assert_eq!(claims.iss, CLIENT_EMAIL);
@@ -141,9 +143,9 @@ async fn the_access_token_is_fetched_once_for_many_pushes() {
 
     harness.enqueue(&job(1, "Hermes", "one")).await;
     harness.enqueue(&job(2, "Hermes", "two")).await;
-    let sends = google.wait_for(SEND_PATH, 4).await;
+    let sends = google.expect_at(SEND_PATH, 4, PATIENCE).await;
     harness.wait_all_handled().await;
-    assert_eq!(google.at(TOKEN_PATH).len(), 1);
+    assert_eq!(google.requests_at(TOKEN_PATH).len(), 1);
     assert!(sends
         .iter()
         .all(|s| s.header("Authorization") == Some("Bearer ya29.test-1")));
@@ -166,9 +168,9 @@ async fn a_refused_access_token_is_replaced_and_the_push_retried() {
     harness.set_target("phone", fcm_target("fcm-phone")).await;
 
     harness.enqueue(&job(1, "Hermes", "hi")).await;
-    let sends = google.wait_for(SEND_PATH, 2).await;
+    let sends = google.expect_at(SEND_PATH, 2, PATIENCE).await;
     harness.wait_all_handled().await;
-    assert_eq!(google.at(TOKEN_PATH).len(), 2);
+    assert_eq!(google.requests_at(TOKEN_PATH).len(), 2);
     assert_eq!(sends[0].header("Authorization"), Some("Bearer ya29.test-1"));
     assert_eq!(sends[1].header("Authorization"), Some("Bearer ya29.test-2"));
 }
@@ -185,18 +187,18 @@ async fn the_token_url_flag_redirects_requests_but_not_the_audience() {
     harness.set_target("phone", fcm_target("fcm-phone")).await;
 
     harness.enqueue(&job(1, "Hermes", "hi")).await;
-    google.wait_for(SEND_PATH, 1).await;
-    let tokens = google.at(TOKEN_PATH);
+    google.expect_at(SEND_PATH, 1, PATIENCE).await;
+    let tokens = google.requests_at(TOKEN_PATH);
     verified_claims(&tokens[0], "https://oauth2.googleapis.com/token");
 }
 
 #[tokio::test]
 async fn a_device_with_both_targets_is_pushed_through_both_services() {
     let google = accepting_google();
-    let ntfy = Recorder::accepting();
+    let ntfy = HttpRecorder::accepting();
     let mut harness = Harness::new().await;
     let settings = PushSettings {
-        ntfy: ntfy_settings(ntfy.url()).ntfy,
+        ntfy: ntfy_settings(&ntfy.url()).ntfy,
         ..fcm_settings(&google)
     };
     harness.start(&settings).await;
@@ -214,10 +216,10 @@ async fn a_device_with_both_targets_is_pushed_through_both_services() {
         .await;
 
     harness.enqueue(&job(1, "Hermes", "hi")).await;
-    google.wait_for(SEND_PATH, 1).await;
-    ntfy.wait_for("/alice-phone", 1).await;
-    ntfy.wait_for("/alice-tablet", 1).await;
+    google.expect_at(SEND_PATH, 1, PATIENCE).await;
+    ntfy.expect_at("/alice-phone", 1, PATIENCE).await;
+    ntfy.expect_at("/alice-tablet", 1, PATIENCE).await;
     harness.wait_all_handled().await;
-    assert_eq!(google.at(SEND_PATH).len(), 1);
-    assert_eq!(ntfy.all().len(), 2);
+    assert_eq!(google.requests_at(SEND_PATH).len(), 1);
+    assert_eq!(ntfy.requests().len(), 2);
 }

@@ -1,7 +1,7 @@
 //! Tests of push delivery end to end inside the worker: a real `redis-server`, the real
-//! dispatcher, and recording HTTP servers standing in for ntfy and FCM.
+//! dispatcher, and recording HTTP servers standing in for ntfy and FCM (both the end-to-end
+//! harness's, `iris_tests::redis_server` and `iris_tests::http_recorder`).
 //!
-//! - `recorder`: the recording HTTP server.
 //! - `ntfy_delivery`: who is pushed, de-duplication, takeover, retries, the rate limit.
 //! - `fcm_delivery`: OAuth assertion and token cache, the FCM message, both services.
 //! - `announcing`: field `push` of `iris:agent`.
@@ -9,16 +9,15 @@
 mod announcing;
 mod fcm_delivery;
 mod ntfy_delivery;
-mod recorder;
 
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use iris_shared::clock::now_ms;
 use iris_shared::keys;
 use iris_shared::push::{self, PushJob, PushKind, PushTarget, PUSH_GROUP};
 use iris_shared::redis_conn::Pool;
+use iris_tests::redis_server::RedisServer;
+use iris_tests::scratch_dir::ScratchDir;
 use redis::aio::MultiplexedConnection;
 use redis::streams::StreamInfoGroupsReply;
 use tokio::task::JoinHandle;
@@ -29,48 +28,10 @@ use super::settings::{NtfySettings, PushSettings};
 /// Longest a test waits for something: far above what it needs (a retried push takes
 /// 1.5 s), far below a hang.
 const PATIENCE: Duration = Duration::from_secs(10);
-const REDIS_SERVER: &str = "/usr/bin/redis-server";
 const ACCOUNT: &str = "alice";
 const CHAT: &str = "android:default";
 /// The ntfy access token the tests configure.
 const NTFY_TOKEN: &str = "tk_test_0123456789";
-
-/// A `redis-server` on a free port without persistence, killed when dropped.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Self {
-        let port = iris_shared::local_port::free_loopback_port().expect("a free port");
-        let child = Command::new(REDIS_SERVER)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot start {REDIS_SERVER}: {err}"));
-        let redis = Self { child, port };
-        let deadline = Instant::now() + PATIENCE;
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        redis
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Settings pushing through the ntfy stand-in at `url`, with no rate limit.
 fn ntfy_settings(url: &str) -> PushSettings {
@@ -112,21 +73,26 @@ fn fcm_target(token: &str) -> PushTarget {
 
 /// Redis, plus a dispatcher once started.
 struct Harness {
-    redis: Redis,
+    redis: RedisServer,
     conn: MultiplexedConnection,
     dispatcher: Option<JoinHandle<()>>,
+    /// Redis's log and data; declared after `redis`, so it is removed once Redis is killed
+    /// (and kept when the test fails).
+    _scratch: ScratchDir,
 }
 
 impl Harness {
     /// A private Redis, no dispatcher yet.
     async fn new() -> Self {
-        let redis = Redis::start();
+        let scratch = ScratchDir::new("worker-push");
+        let redis = RedisServer::start(scratch.path());
         let client = redis::Client::open(redis.url()).unwrap();
         let conn = client.get_multiplexed_async_connection().await.unwrap();
         Self {
             redis,
             conn,
             dispatcher: None,
+            _scratch: scratch,
         }
     }
 

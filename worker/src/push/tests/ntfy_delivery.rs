@@ -7,18 +7,18 @@ use std::time::Duration;
 
 use iris_shared::keys;
 use iris_shared::push::{claim_send, PushKind, PUSH_GROUP};
+use iris_tests::http_recorder::HttpRecorder;
 use tokio::time::Instant;
 
-use super::recorder::Recorder;
 use super::*;
 use crate::push::channels::Channels;
 use crate::push::fanout::Fanout;
 
 #[tokio::test]
 async fn an_online_device_is_not_pushed() {
-    let ntfy = Recorder::accepting();
+    let ntfy = HttpRecorder::accepting();
     let mut harness = Harness::new().await;
-    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness.start(&ntfy_settings(&ntfy.url())).await;
     harness
         .set_target("phone", ntfy_target("alice-phone"))
         .await;
@@ -28,14 +28,14 @@ async fn an_online_device_is_not_pushed() {
     harness.wait_all_handled().await;
     // Leave time for a push that should not happen to arrive anyway.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(ntfy.all().is_empty(), "{:?}", ntfy.all());
+    assert!(ntfy.requests().is_empty(), "{:?}", ntfy.requests());
 }
 
 #[tokio::test]
 async fn an_offline_device_gets_one_push_with_title_body_and_chat() {
-    let ntfy = Recorder::accepting();
+    let ntfy = HttpRecorder::accepting();
     let mut harness = Harness::new().await;
-    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness.start(&ntfy_settings(&ntfy.url())).await;
     harness
         .set_target("phone", ntfy_target("alice-phone"))
         .await;
@@ -43,7 +43,7 @@ async fn an_offline_device_gets_one_push_with_title_body_and_chat() {
     harness
         .enqueue(&job(41, "Hermes", "The build is green. Want me to deploy?"))
         .await;
-    let pushes = ntfy.wait_for("/alice-phone", 1).await;
+    let pushes = ntfy.expect_at("/alice-phone", 1, PATIENCE).await;
     harness.wait_all_handled().await;
 
     assert_eq!(pushes.len(), 1);
@@ -58,14 +58,14 @@ async fn an_offline_device_gets_one_push_with_title_body_and_chat() {
         push.header("Authorization"),
         Some(format!("Bearer {NTFY_TOKEN}").as_str())
     );
-    assert_eq!(ntfy.all().len(), 1, "nothing else was sent");
+    assert_eq!(ntfy.requests().len(), 1, "nothing else was sent");
 }
 
 #[tokio::test]
 async fn non_ascii_titles_and_pickers_are_pushed_as_ntfy_expects() {
-    let ntfy = Recorder::accepting();
+    let ntfy = HttpRecorder::accepting();
     let mut harness = Harness::new().await;
-    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness.start(&ntfy_settings(&ntfy.url())).await;
     harness
         .set_target("phone", ntfy_target("alice-phone"))
         .await;
@@ -75,7 +75,7 @@ async fn non_ascii_titles_and_pickers_are_pushed_as_ntfy_expects() {
         ..job(7, "Approve «rm»?", "Hermes wants to run a command")
     };
     harness.enqueue(&picker).await;
-    let push = ntfy.wait_for("/alice-phone", 1).await.remove(0);
+    let push = ntfy.expect_at("/alice-phone", 1, PATIENCE).await.remove(0);
     assert_eq!(
         push.header("Title"),
         Some("=?UTF-8?B?QXBwcm92ZSDCq3Jtwrs/?=")
@@ -86,9 +86,9 @@ async fn non_ascii_titles_and_pickers_are_pushed_as_ntfy_expects() {
 
 #[tokio::test]
 async fn two_offline_devices_get_a_push_each() {
-    let ntfy = Recorder::accepting();
+    let ntfy = HttpRecorder::accepting();
     let mut harness = Harness::new().await;
-    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness.start(&ntfy_settings(&ntfy.url())).await;
     harness
         .set_target("phone", ntfy_target("alice-phone"))
         .await;
@@ -103,20 +103,20 @@ async fn two_offline_devices_get_a_push_each() {
     harness.set_target("watch", fcm_target("fcm-watch")).await;
 
     harness.enqueue(&job(5, "Hermes", "Hello")).await;
-    ntfy.wait_for("/alice-phone", 1).await;
-    ntfy.wait_for("/alice-tablet", 1).await;
+    ntfy.expect_at("/alice-phone", 1, PATIENCE).await;
+    ntfy.expect_at("/alice-tablet", 1, PATIENCE).await;
     harness.wait_all_handled().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut paths: Vec<String> = ntfy.all().into_iter().map(|r| r.path).collect();
+    let mut paths: Vec<String> = ntfy.requests().into_iter().map(|r| r.path).collect();
     paths.sort();
     assert_eq!(paths, vec!["/alice-phone", "/alice-tablet"]);
 }
 
 #[tokio::test]
 async fn a_job_handled_twice_pushes_once() {
-    let ntfy = Recorder::accepting();
+    let ntfy = HttpRecorder::accepting();
     let mut harness = Harness::new().await;
-    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness.start(&ntfy_settings(&ntfy.url())).await;
     harness
         .set_target("phone", ntfy_target("alice-phone"))
         .await;
@@ -125,14 +125,14 @@ async fn a_job_handled_twice_pushes_once() {
     harness.enqueue(&same).await;
     harness.enqueue(&same).await;
     harness.wait_all_handled().await;
-    ntfy.wait_for("/alice-phone", 1).await;
+    ntfy.expect_at("/alice-phone", 1, PATIENCE).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(ntfy.all().len(), 1);
+    assert_eq!(ntfy.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn jobs_left_by_a_dead_dispatcher_are_taken_over_and_pushed_once() {
-    let ntfy = Recorder::accepting();
+    let ntfy = HttpRecorder::accepting();
     let mut harness = Harness::new().await;
     harness
         .set_target("phone", ntfy_target("alice-phone"))
@@ -172,13 +172,16 @@ async fn jobs_left_by_a_dead_dispatcher_are_taken_over_and_pushed_once() {
         claim_every: Duration::from_millis(100),
     };
     harness
-        .start_dispatcher("wk-alive", &ntfy_settings(ntfy.url()), quick_claims)
+        .start_dispatcher("wk-alive", &ntfy_settings(&ntfy.url()), quick_claims)
         .await;
     harness.wait_all_handled().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    let mut pushes: Vec<(String, String)> =
-        ntfy.all().into_iter().map(|r| (r.path, r.body)).collect();
+    let mut pushes: Vec<(String, String)> = ntfy
+        .requests()
+        .into_iter()
+        .map(|r| (r.path, r.body))
+        .collect();
     pushes.sort();
     assert_eq!(
         pushes,
@@ -192,7 +195,7 @@ async fn jobs_left_by_a_dead_dispatcher_are_taken_over_and_pushed_once() {
 
 #[tokio::test]
 async fn a_failing_receiver_is_retried_until_it_takes_the_push() {
-    let ntfy = Recorder::start(|_, earlier| {
+    let ntfy = HttpRecorder::answering(|_, earlier| {
         if earlier < 2 {
             (500, r#"{"error": "try later"}"#.to_owned())
         } else {
@@ -200,42 +203,42 @@ async fn a_failing_receiver_is_retried_until_it_takes_the_push() {
         }
     });
     let mut harness = Harness::new().await;
-    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness.start(&ntfy_settings(&ntfy.url())).await;
     harness
         .set_target("phone", ntfy_target("alice-phone"))
         .await;
 
     let started = Instant::now();
     harness.enqueue(&job(3, "Hermes", "Eventually")).await;
-    let attempts = ntfy.wait_for("/alice-phone", 3).await;
+    let attempts = ntfy.expect_at("/alice-phone", 3, PATIENCE).await;
     harness.wait_all_handled().await;
     // Backoff: 0.5 s after the first failure, 1 s after the second.
     assert!(started.elapsed() >= Duration::from_millis(1_500));
     assert!(attempts.iter().all(|a| a.body == "Eventually"));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(ntfy.all().len(), 3, "nothing after the success");
+    assert_eq!(ntfy.requests().len(), 3, "nothing after the success");
 }
 
 #[tokio::test]
 async fn a_refused_push_is_not_retried() {
-    let ntfy = Recorder::start(|_, _| (400, r#"{"error": "invalid topic"}"#.to_owned()));
+    let ntfy = HttpRecorder::answering(|_, _| (400, r#"{"error": "invalid topic"}"#.to_owned()));
     let mut harness = Harness::new().await;
-    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness.start(&ntfy_settings(&ntfy.url())).await;
     harness
         .set_target("phone", ntfy_target("alice-phone"))
         .await;
 
     harness.enqueue(&job(4, "Hermes", "No")).await;
-    ntfy.wait_for("/alice-phone", 1).await;
+    ntfy.expect_at("/alice-phone", 1, PATIENCE).await;
     harness.wait_all_handled().await;
     // Longer than the first backoff pause: a retry would have come by now.
     tokio::time::sleep(Duration::from_millis(800)).await;
-    assert_eq!(ntfy.all().len(), 1);
+    assert_eq!(ntfy.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn too_many_requests_is_retried() {
-    let ntfy = Recorder::start(|_, earlier| {
+    let ntfy = HttpRecorder::answering(|_, earlier| {
         if earlier == 0 {
             (429, "{}".to_owned())
         } else {
@@ -243,24 +246,24 @@ async fn too_many_requests_is_retried() {
         }
     });
     let mut harness = Harness::new().await;
-    harness.start(&ntfy_settings(ntfy.url())).await;
+    harness.start(&ntfy_settings(&ntfy.url())).await;
     harness
         .set_target("phone", ntfy_target("alice-phone"))
         .await;
 
     harness.enqueue(&job(6, "Hermes", "Slow down")).await;
-    ntfy.wait_for("/alice-phone", 2).await;
+    ntfy.expect_at("/alice-phone", 2, PATIENCE).await;
     harness.wait_all_handled().await;
 }
 
 #[tokio::test]
 async fn pushes_inside_the_rate_limit_window_are_merged() {
-    let ntfy = Recorder::accepting();
+    let ntfy = HttpRecorder::accepting();
     let mut harness = Harness::new().await;
     let window = Duration::from_millis(500);
     let settings = PushSettings {
         min_interval: window,
-        ..ntfy_settings(ntfy.url())
+        ..ntfy_settings(&ntfy.url())
     };
     harness.start(&settings).await;
     harness
@@ -269,26 +272,26 @@ async fn pushes_inside_the_rate_limit_window_are_merged() {
 
     let started = Instant::now();
     harness.enqueue(&job(10, "Hermes", "one")).await;
-    ntfy.wait_for("/alice-phone", 1).await;
+    ntfy.expect_at("/alice-phone", 1, PATIENCE).await;
     harness.enqueue(&job(11, "Hermes", "two")).await;
     harness.enqueue(&job(12, "Hermes", "three")).await;
-    let pushes = ntfy.wait_for("/alice-phone", 2).await;
+    let pushes = ntfy.expect_at("/alice-phone", 2, PATIENCE).await;
     harness.wait_all_handled().await;
     assert!(started.elapsed() >= window, "the second push waited");
     tokio::time::sleep(Duration::from_millis(700)).await;
-    let bodies: Vec<String> = ntfy.all().into_iter().map(|r| r.body).collect();
+    let bodies: Vec<String> = ntfy.requests().into_iter().map(|r| r.body).collect();
     assert_eq!(bodies, vec!["one", "three"], "the latest content wins");
     assert_eq!(pushes[1].header("X-Iris-Seq"), Some("12"));
 }
 
 #[tokio::test]
 async fn two_workers_pushing_one_device_keep_its_rate_limit_between_them() {
-    let ntfy = Recorder::accepting();
+    let ntfy = HttpRecorder::accepting();
     let mut harness = Harness::new().await;
     let window = Duration::from_millis(600);
     let settings = PushSettings {
         min_interval: window,
-        ..ntfy_settings(ntfy.url())
+        ..ntfy_settings(&ntfy.url())
     };
     harness
         .set_target("phone", ntfy_target("alice-phone"))
@@ -305,8 +308,8 @@ async fn two_workers_pushing_one_device_keep_its_rate_limit_between_them() {
     );
     assert_eq!(from_a.expect("worker a").pushed, 1);
     assert_eq!(from_b.expect("worker b").pushed, 1);
-    let pushes = ntfy.wait_for("/alice-phone", 2).await;
-    let gap = pushes[1].at.duration_since(pushes[0].at);
+    let pushes = ntfy.expect_at("/alice-phone", 2, PATIENCE).await;
+    let gap = pushes[1].arrived_at.duration_since(pushes[0].arrived_at);
     assert!(
         gap >= window.mul_f32(0.9),
         "two workers pushed one device {gap:?} apart; the window is {window:?}"
