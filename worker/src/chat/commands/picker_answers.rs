@@ -37,15 +37,13 @@ impl ChatActor {
                 return Ok(Some(picker_id));
             }
             chat_settings::store(&mut conn, &scope.account, &scope.chat_id, MODEL, &model).await?;
-            let notice = Notification {
+            let writer = TurnWriter::new(deps.publisher.clone(), scope, partition, entry_id);
+            let closed = Notification {
                 picker_id: Some(picker_id),
                 choice: Some(model.clone()),
                 ..Notification::generic(format!("Model for this chat: {model}"))
             };
-            let writer = TurnWriter::new(deps.publisher.clone(), scope, partition, entry_id);
-            let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::Notification(notice)))
-                .answering(&device, request_id);
-            writer.fixed(0, outgoing).await?;
+            write_closing_notice(&writer, closed, &device, request_id).await?;
             Ok::<_, PublishError>(None)
         };
         self.finish_picker_answer(
@@ -98,14 +96,12 @@ impl ChatActor {
                 Reply::text(format!("/{action} cancelled."))
             };
             let mut writer = TurnWriter::new(deps.publisher.clone(), scope, partition, entry_id);
-            let notice = Notification {
+            let closed = Notification {
                 picker_id: Some(picker_id),
                 choice: Some(if confirmed { "yes" } else { "no" }.to_owned()),
                 ..Notification::generic(reply.text.clone())
             };
-            let outgoing = Outgoing::broadcast(ServerFrame::new(ServerBody::Notification(notice)))
-                .answering(&device, request_id);
-            writer.fixed(0, outgoing).await?;
+            write_closing_notice(&writer, closed, &device, request_id).await?;
             for frame in &reply.frames {
                 writer.broadcast(frame.clone()).await?;
             }
@@ -154,4 +150,16 @@ impl ChatActor {
             },
         ));
     }
+}
+
+/// Tells every device that the picker is closed and how, answering the `picker.select`.
+async fn write_closing_notice(
+    writer: &TurnWriter,
+    closed: Notification,
+    device_id: &str,
+    request_id: Option<u64>,
+) -> Result<(), PublishError> {
+    let frame = ServerFrame::new(ServerBody::Notification(closed));
+    let outgoing = Outgoing::broadcast(frame).answering(device_id, request_id);
+    writer.fixed(0, outgoing).await
 }
