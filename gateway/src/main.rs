@@ -228,6 +228,9 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
         let unacked_limit = Duration::from_millis(gateway.client_timeout_ms);
         let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::routes))
             .on_connect(move |connection, _| http::tune_connection(connection, unacked_limit))
+            // A turn's frames come in quick succession: without TCP_NODELAY each one written
+            // while the previous is unacknowledged waits for the device's delayed ACK (40 ms).
+            .tcp_nodelay(true)
             .listen(listener)
             .with_context(|| format!("cannot listen on {}", gateway.listen))?
             .disable_signals()

@@ -1,7 +1,7 @@
 //! `chat`: accounts × devices spread over the gateways (device d on gateway d % G); each
 //! account's device 0 sends `message.send` at `--rate` per second; every other device
-//! measures send → first `message.update` (the main latency) and send → `message.stop`
-//! of each turn, and counts that every turn it should see ended. With a slow agent
+//! measures send → first `message.update` (the main latency), send → `message.start` (the
+//! turn has begun) and send → `message.stop` of each turn, and counts that every turn it should see ended. With a slow agent
 //! (`--agent-delay-ms`) messages arrive while turns run: each device also measures send →
 //! the user's message shown, separately for messages sent while the chat's agent was busy
 //! (an earlier message still unanswered) and while it was idle.
@@ -81,6 +81,7 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     stop_sending.send_replace(true);
     stats.set_phase("draining");
     let mut stop_latency = latency_histogram();
+    let mut started = latency_histogram();
     let mut shown_busy = latency_histogram();
     let mut shown_idle = latency_histogram();
     let mut turns_seen = 0;
@@ -88,6 +89,7 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
         if let Ok(seen) = joined {
             turns_seen += seen.turns;
             stop_latency.add(&seen.stop).ok();
+            started.add(&seen.started).ok();
             shown_busy.add(&seen.shown_busy).ok();
             shown_idle.add(&seen.shown_idle).ok();
         }
@@ -112,6 +114,9 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     result.put("stop_p50_ms", p50.into());
     result.put("stop_p99_ms", p99.into());
     result.put("stop_p999_ms", p999.into());
+    let (p50, p99, _) = quantiles_ms(&started);
+    result.put("started_p50_ms", p50.into());
+    result.put("started_p99_ms", p99.into());
     for (name, histogram) in [("shown_busy", &shown_busy), ("shown_idle", &shown_idle)] {
         let (p50, p99, _) = quantiles_ms(histogram);
         result.put(&format!("{name}_p50_ms"), p50.into());
@@ -184,6 +189,8 @@ struct Seen {
     turns: u64,
     /// send → `message.stop`.
     stop: Histogram<u64>,
+    /// send → `message.start`: the turn has begun (its `agent.busy` comes just before).
+    started: Histogram<u64>,
     /// send → the user's message shown, for messages sent while an earlier one of the
     /// account was still unanswered.
     shown_busy: Histogram<u64>,
@@ -203,11 +210,13 @@ async fn watch_turns(
     let mut seen = Seen {
         turns: 0,
         stop: latency_histogram(),
+        started: latency_histogram(),
         shown_busy: latency_histogram(),
         shown_idle: latency_histogram(),
     };
     let mut pending: VecDeque<u64> = VecDeque::new();
     let mut front_updated = false;
+    let mut front_started = false;
     let mut drain_deadline = None;
     let mut checks = tokio::time::interval(Duration::from_millis(50));
     loop {
@@ -248,6 +257,12 @@ async fn watch_turns(
                             pending.push_back(stamp);
                         }
                     }
+                    "message.start" if !front_started => {
+                        if let Some(&stamp) = pending.front() {
+                            seen.started.saturating_record(now.saturating_sub(stamp).max(1));
+                            front_started = true;
+                        }
+                    }
                     "message.update" if !front_updated => {
                         if let Some(&stamp) = pending.front() {
                             stats.record_latency_us(now.saturating_sub(stamp));
@@ -261,6 +276,7 @@ async fn watch_turns(
                             seen.turns += 1;
                         }
                         front_updated = false;
+                        front_started = false;
                     }
                     "error" => stats.error(format!("receiver got {text}")),
                     _ => {}
