@@ -171,7 +171,12 @@ impl Session {
                 device.chats.insert(chat_id, parent);
             }
             Some(ChannelChange::Removed { chat_id }) => {
+                // A deleted channel takes its threads along, whatever order their own
+                // `channel.deleted` frames come in.
                 device.chats.remove(&chat_id);
+                device
+                    .chats
+                    .retain(|_, parent| parent.as_deref() != Some(chat_id.as_str()));
             }
             Some(ChannelChange::Replaced(chats)) => device.chats = chats.into_iter().collect(),
             None => {}
