@@ -10,6 +10,13 @@ use redis::streams::{
 };
 use redis::RedisResult;
 
+/// A stream entry id (`<ms>-<n>`) as a pair that sorts the way the stream orders entries
+/// (text order does not: `10-2` sorts before `9-5`); `None` if it is not an entry id.
+pub fn entry_order(id: &str) -> Option<(u64, u64)> {
+    let (ms, n) = id.split_once('-')?;
+    Some((ms.parse().ok()?, n.parse().ok()?))
+}
+
 /// Where a group created now starts reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StartAt {

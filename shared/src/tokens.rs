@@ -170,20 +170,28 @@ pub async fn list<C: ConnectionLike + Send>(
         .arg(AccountKeys::new(account).tokens())
         .query_async(conn)
         .await?;
-    let mut tokens = Vec::with_capacity(hashes.len());
-    for hash in hashes {
-        let (name, created_ms): (Option<String>, Option<u64>) = redis::cmd("HMGET")
-            .arg(keys::token(&hash))
+    // One round trip for every token's record, not one per token.
+    let mut pipe = redis::pipe();
+    for hash in &hashes {
+        pipe.cmd("HMGET")
+            .arg(keys::token(hash))
             .arg(NAME_FIELD)
-            .arg(CREATED_MS_FIELD)
-            .query_async(conn)
-            .await?;
-        tokens.push(TokenInfo {
-            id: id_of(&hash).to_owned(),
+            .arg(CREATED_MS_FIELD);
+    }
+    let records: Vec<(Option<String>, Option<u64>)> = if hashes.is_empty() {
+        Vec::new()
+    } else {
+        pipe.query_async(conn).await?
+    };
+    let mut tokens: Vec<TokenInfo> = hashes
+        .iter()
+        .zip(records)
+        .map(|(hash, (name, created_ms))| TokenInfo {
+            id: id_of(hash).to_owned(),
             name: name.unwrap_or_default(),
             created_ms: created_ms.unwrap_or(0),
-        });
-    }
+        })
+        .collect();
     tokens.sort_by_key(|token| token.created_ms);
     Ok(tokens)
 }

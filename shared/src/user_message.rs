@@ -7,6 +7,7 @@
 //! finds it missing (the gateway died in between); both build the same frame from the
 //! request, and the effect id makes it one write.
 
+use crate::consumer_group::entry_order;
 use crate::outbox::EffectId;
 use crate::partition::Partition;
 use crate::protocol::{
@@ -34,11 +35,7 @@ pub fn entry_of_user_message(message_id: &str) -> Option<(Partition, &str)> {
 
 /// Whether stream entry id `a` comes after `b` (`<ms>-<seq>` ids compare as numbers).
 pub fn entry_is_after(a: &str, b: &str) -> bool {
-    let parts = |id: &str| -> Option<(u64, u64)> {
-        let (ms, seq) = id.split_once('-')?;
-        Some((ms.parse().ok()?, seq.parse().ok()?))
-    };
-    matches!((parts(a), parts(b)), (Some(a), Some(b)) if a > b)
+    matches!((entry_order(a), entry_order(b)), (Some(a), Some(b)) if a > b)
 }
 
 /// Message id of the agent's answer to that message.

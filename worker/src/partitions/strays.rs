@@ -5,6 +5,7 @@
 
 use redis::aio::MultiplexedConnection;
 
+use iris_shared::consumer_group::entry_order;
 use iris_shared::inbound::{self, InboundEntry};
 use iris_shared::partition::Partition;
 
@@ -35,14 +36,8 @@ pub async fn claim_strays(
         );
         claimed.extend(entries);
     }
-    claimed.sort_by_key(|entry| entry_order(&entry.entry_id));
+    claimed.sort_by_key(|entry| entry_order(&entry.entry_id).unwrap_or_default());
     Ok(claimed)
-}
-
-/// A stream entry id (`<ms>-<n>`) as a sortable pair.
-fn entry_order(id: &str) -> (u64, u64) {
-    let (ms, n) = id.split_once('-').unwrap_or((id, "0"));
-    (ms.parse().unwrap_or(0), n.parse().unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -52,7 +47,7 @@ mod tests {
     #[test]
     fn entry_ids_sort_by_time_then_sequence() {
         let mut ids = vec!["10-2", "9-5", "10-10"];
-        ids.sort_by_key(|id| entry_order(id));
+        ids.sort_by_key(|id| entry_order(id).unwrap_or_default());
         assert_eq!(ids, ["9-5", "10-2", "10-10"]);
     }
 }
