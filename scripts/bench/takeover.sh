@@ -13,7 +13,7 @@ until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
 export IRIS_REDIS_URL="redis://127.0.0.1:$port" IRIS_PARTITIONS="$partitions"
 IRIS_NODE_ID=bench-a target/release/iris-worker 2>/dev/null & a_pid=$!
 IRIS_NODE_ID=bench-b target/release/iris-worker 2>/dev/null & b_pid=$!
-holders() { for p in $(seq 0 $((partitions - 1))); do redis-cli -p "$port" get "iris:{p:$p}:lease"; done; }
+holders() { for p in $(seq 0 $((partitions - 1))); do redis-cli -p "$port" get "iris:{p:$((p % 8))}:lease:$p"; done; }
 until [ "$(holders | grep -c '|')" -eq "$partitions" ]; do sleep 0.2; done
 echo "before: $(holders | grep -c '^bench-a|') partitions on bench-a, $(holders | grep -c '^bench-b|') on bench-b"
 start=$(date +%s.%N)

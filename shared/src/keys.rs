@@ -2,9 +2,15 @@
 //!
 //! Every per-account key carries the hash tag `{a:<account>}` so that all of an account's
 //! state lives in one Redis Cluster slot and the Lua scripts in `scripts/` may touch several
-//! of its keys atomically. Per-partition lease keys share the tag `{p:<n>}` for the same
-//! reason. Account names are restricted by [`is_valid_account`] so a name can never break
-//! out of its hash tag.
+//! of its keys atomically. A partition's inbound stream, lease and fence share the tag of
+//! its slot group `{p:<g>}` (`g` = partition mod [`PARTITION_SLOT_GROUPS`]): a worker reads
+//! every partition it owns in a group with one `XREADGROUP`, so on a Redis Cluster it needs
+//! one read per group, not one per partition. Account names are restricted by
+//! [`is_valid_account`] so a name can never break out of its hash tag.
+//!
+//! Every other key names one thing and sits in a slot of its own; no script or transaction
+//! touches two of them (a pipeline that does is split per slot on a Cluster, see
+//! `redis_conn::Link`).
 //!
 //! | key | type | holds |
 //! |---|---|---|
@@ -36,9 +42,9 @@
 //! | `iris:{a:A}:online` | zset | device id → expiry (ms) of its live session (no push while live) |
 //! | `iris:{a:A}:pushed:<device>:<seq>` | string | marker: outbox seq already pushed to the device (expires after a day) |
 //! | `iris:{a:A}:push_window:<device>` | string | worker that pushed the device last, expiring with its rate-limit window |
-//! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
-//! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
-//! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
+//! | `iris:{p:<g>}:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
+//! | `iris:{p:<g>}:lease:<p>` | string | `<node>\|<fence>` of p's owner, with a TTL |
+//! | `iris:{p:<g>}:fence:<p>` | counter | last fencing token issued for p |
 //! | `iris:epoch` | string | the cluster epoch: lost data shows as a missing or changed value |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
 //! | `iris:leases:released` | pub/sub channel | a worker gave leases up: the others look for free partitions at once |
@@ -47,6 +53,9 @@
 //! | `iris:push:jobs` | stream | push notifications to send (group `pushers`, see [`crate::push`]) |
 
 use crate::partition::Partition;
+
+/// Number of slot groups the partitions' keys are spread over (see the module doc).
+pub const PARTITION_SLOT_GROUPS: u32 = 8;
 
 /// Prefix of every key the cluster writes.
 pub const PREFIX: &str = "iris";
@@ -194,19 +203,29 @@ pub fn token(token_sha256_hex: &str) -> String {
     format!("{PREFIX}:token:{token_sha256_hex}")
 }
 
+/// The slot group of `partition`: partitions of one group are read with one command.
+pub fn partition_slot_group(partition: Partition) -> u32 {
+    partition % PARTITION_SLOT_GROUPS
+}
+
+/// The hash-tagged start of every key of `partition`.
+fn partition_tag(partition: Partition) -> String {
+    format!("{PREFIX}:{{p:{}}}", partition_slot_group(partition))
+}
+
 /// Inbound stream of `partition`.
 pub fn inbound(partition: Partition) -> String {
-    format!("{PREFIX}:in:{partition}")
+    format!("{}:in:{partition}", partition_tag(partition))
 }
 
 /// Lease of `partition`.
 pub fn lease(partition: Partition) -> String {
-    format!("{PREFIX}:{{p:{partition}}}:lease")
+    format!("{}:lease:{partition}", partition_tag(partition))
 }
 
 /// Fencing-token counter of `partition`.
 pub fn lease_fence(partition: Partition) -> String {
-    format!("{PREFIX}:{{p:{partition}}}:fence")
+    format!("{}:fence:{partition}", partition_tag(partition))
 }
 
 /// Live worker nodes.
@@ -258,6 +277,17 @@ mod tests {
         ] {
             assert!(key.starts_with("iris:{a:alice}:"), "{key}");
         }
+    }
+
+    #[test]
+    fn a_partitions_keys_share_its_slot_group_tag() {
+        for partition in [0, 7, 8, 63] {
+            let tag = format!("iris:{{p:{}}}:", partition % PARTITION_SLOT_GROUPS);
+            for key in [inbound(partition), lease(partition), lease_fence(partition)] {
+                assert!(key.starts_with(&tag), "{key}");
+            }
+        }
+        assert_ne!(inbound(1), inbound(9));
     }
 
     #[test]

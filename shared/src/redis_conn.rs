@@ -1,5 +1,6 @@
 //! Redis connections: a pool for ordinary commands and dedicated connections for
-//! blocking reads, to one Redis or to the master a set of Sentinels names.
+//! blocking reads, to one Redis, to the master a set of Sentinels names, or to a Redis
+//! Cluster (`redis+cluster://`, see [`cluster`]).
 //!
 //! A blocking `XREAD`/`XREADGROUP` must never share a multiplexed connection with other
 //! commands (they would queue behind the block), and must not be cut off by the client's
@@ -33,9 +34,13 @@ use redis::sentinel::{SentinelClient, SentinelServerType};
 use redis::AsyncConnectionConfig;
 use tokio::sync::Mutex;
 
+mod cluster;
+mod link;
 mod pool;
 mod refusal;
 
+pub use cluster::{CLUSTER_SCHEME, CLUSTER_TLS_SCHEME};
+pub use link::Link;
 pub use refusal::Refusal;
 
 pub use pool::{pool, Connection, Manager, Pool, PoolError, TrackedConnection};
@@ -83,8 +88,8 @@ pub const MASTER_WATCH: Duration = Duration::from_secs(1);
 /// URL scheme that names a Sentinel-managed master.
 pub const SENTINEL_SCHEME: &str = "redis+sentinel://";
 
-/// Where the cluster's Redis is: one server, or the master a set of Sentinels names.
-/// Cheap to clone; clones share the Sentinel client.
+/// Where the cluster's Redis is: one server, the master a set of Sentinels names, or a
+/// Redis Cluster. Cheap to clone; clones share the Sentinel client or cluster connection.
 #[derive(Clone)]
 pub struct RedisEndpoint {
     target: Target,
@@ -95,6 +100,7 @@ pub struct RedisEndpoint {
 enum Target {
     Direct(redis::Client),
     Sentinel(Arc<SentinelState>),
+    Cluster(Arc<cluster::ClusterState>),
 }
 
 /// The Sentinel client and its last answer.
@@ -130,9 +136,16 @@ impl std::fmt::Debug for RedisEndpoint {
 }
 
 impl RedisEndpoint {
-    /// Parses `IRIS_REDIS_URL`: `redis://…` (one server) or
-    /// `redis+sentinel://host1:26379,host2:26379/<master name>`.
+    /// Parses `IRIS_REDIS_URL`: `redis://…` (one server),
+    /// `redis+sentinel://host1:26379,host2:26379/<master name>` or
+    /// `redis+cluster://host1:6379,host2:6379` (seed nodes of a Redis Cluster).
     pub fn parse(url: &str) -> Result<Self, RedisConnError> {
+        if let Some(state) = cluster::parse(url) {
+            return Ok(Self {
+                target: Target::Cluster(Arc::new(state?)),
+                url: url.into(),
+            });
+        }
         let target = match url.strip_prefix(SENTINEL_SCHEME) {
             Some(rest) => {
                 let (hosts, master) = rest.split_once('/').ok_or_else(|| {
@@ -179,10 +192,18 @@ impl RedisEndpoint {
         matches!(self.target, Target::Sentinel(_))
     }
 
+    /// Whether the store is a Redis Cluster.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.target, Target::Cluster(_))
+    }
+
     /// A client for the server to talk to now (with Sentinel: the current master), and
     /// that server's address.
     async fn client(&self) -> redis::RedisResult<(redis::Client, String)> {
         match &self.target {
+            Target::Cluster(cluster) => Err(redis::RedisError::from(std::io::Error::other(
+                format!("{} has no single server to connect to", cluster.describe()),
+            ))),
             Target::Direct(client) => {
                 let addr = client.get_connection_info().addr().to_string();
                 Ok((client.clone(), addr))
@@ -303,6 +324,9 @@ impl RedisEndpoint {
     /// A pub/sub connection to the current master, and the master's address; waits for
     /// the new master like [`Self::connect_following`].
     pub async fn pubsub(&self) -> redis::RedisResult<(redis::aio::PubSub, String)> {
+        if let Target::Cluster(cluster) = &self.target {
+            return cluster.pubsub().await;
+        }
         let deadline = Instant::now() + FOLLOW_TIMEOUT;
         loop {
             let connect = async {
@@ -319,12 +343,36 @@ impl RedisEndpoint {
         }
     }
 
-    /// A new connection to the current master with `response_timeout`.
-    pub async fn connect(
+    /// A new connection to the current master (on a Cluster: a new cluster connection)
+    /// with `response_timeout`.
+    pub async fn connect(&self, response_timeout: Option<Duration>) -> redis::RedisResult<Link> {
+        Ok(self.connect_link(response_timeout).await?.0)
+    }
+
+    /// A new connection to the current master (on a Cluster: a new cluster connection,
+    /// named by its seeds) with `response_timeout`, following a failover under way.
+    pub(crate) async fn connect_link(
         &self,
         response_timeout: Option<Duration>,
-    ) -> redis::RedisResult<MultiplexedConnection> {
-        Ok(self.connect_to_master(response_timeout).await?.0)
+    ) -> redis::RedisResult<(Link, String)> {
+        if let Target::Cluster(cluster) = &self.target {
+            let conn = cluster
+                .connect(response_timeout.unwrap_or(COMMAND_TIMEOUT))
+                .await?;
+            return Ok((Link::Cluster(conn), cluster.describe()));
+        }
+        let (conn, addr) = self.connect_following(response_timeout).await?;
+        Ok((Link::Server(conn), addr))
+    }
+
+    /// The shared connection for ordinary commands: on a Cluster one cluster connection per
+    /// process; otherwise a new connection to the master.
+    pub(crate) async fn pooled_link(&self) -> redis::RedisResult<(Link, String)> {
+        if let Target::Cluster(cluster) = &self.target {
+            return Ok((Link::Cluster(cluster.shared().await?), cluster.describe()));
+        }
+        let (conn, addr) = self.connect_following(Some(COMMAND_TIMEOUT)).await?;
+        Ok((Link::Server(conn), addr))
     }
 
     /// A new connection to the current master, and the master's address.
@@ -353,35 +401,34 @@ impl RedisEndpoint {
     }
 }
 
-/// A blocking loop's own connection and the server it goes to.
+/// A blocking loop's own connection and the server it goes to (on a Cluster: the
+/// cluster, named by its seeds).
 pub struct BlockingConnection {
     /// The connection.
-    pub conn: MultiplexedConnection,
+    pub conn: Link,
     /// Its server's address.
     pub addr: String,
 }
 
 impl BlockingConnection {
-    /// The server's id of this connection, with which another connection can cut its
-    /// blocking read short ([`unblock_client`]).
-    pub async fn client_id(&mut self) -> redis::RedisResult<i64> {
-        redis::cmd("CLIENT")
-            .arg("ID")
-            .query_async(&mut self.conn)
-            .await
+    /// The id of this connection at the server that serves `key` (the key its blocking
+    /// reads name), with which another connection can cut such a read short
+    /// ([`unblock_client`]).
+    pub async fn client_id(&mut self, key: &str) -> redis::RedisResult<i64> {
+        let reply = self
+            .conn
+            .send_beside(redis::cmd("CLIENT").arg("ID"), key)
+            .await?;
+        Ok(redis::from_redis_value(reply)?)
     }
 }
 
-/// Cuts the blocking read of connection `client_id` short; `false` if it was not blocked.
-pub async fn unblock_client<C: redis::aio::ConnectionLike + Send>(
-    conn: &mut C,
-    client_id: i64,
-) -> redis::RedisResult<bool> {
-    let unblocked: i64 = redis::cmd("CLIENT")
-        .arg("UNBLOCK")
-        .arg(client_id)
-        .query_async(conn)
-        .await?;
+/// Cuts the blocking read of connection `client_id` at the server that serves `key` short;
+/// `false` if it was not blocked.
+pub async fn unblock_client(conn: &mut Link, client_id: i64, key: &str) -> redis::RedisResult<bool> {
+    let mut unblock = redis::cmd("CLIENT");
+    unblock.arg("UNBLOCK").arg(client_id);
+    let unblocked: i64 = redis::from_redis_value(conn.send_beside(&unblock, key).await?)?;
     Ok(unblocked == 1)
 }
 
@@ -409,7 +456,7 @@ pub async fn blocking_connection(
     longest_block: Duration,
 ) -> Result<BlockingConnection, RedisConnError> {
     let response_timeout = longest_block + BLOCKING_SLACK;
-    let (conn, addr) = endpoint.connect_following(Some(response_timeout)).await?;
+    let (conn, addr) = endpoint.connect_link(Some(response_timeout)).await?;
     tracing::info!(%addr, "blocking connection to the Redis master");
     Ok(BlockingConnection { conn, addr })
 }

@@ -3,6 +3,13 @@
 //!
 //! A token is shown once, at creation; Redis keeps only its SHA-256, so a copy of the
 //! database does not hand out working tokens.
+//!
+//! The record is found by the token alone, so it cannot share the account's hash tag: the
+//! two keys are in different Redis Cluster slots and are written one after the other,
+//! ordered so that every working token is always listed (and so revocable): creation adds
+//! the hash to the account's set before writing the record, revocation deletes the record
+//! (the token stops working at once) before removing the hash. A hash left in the set
+//! without a record by a crash in between is dropped by the next listing.
 
 use redis::aio::ConnectionLike;
 use sha2::{Digest, Sha256};
@@ -69,9 +76,12 @@ pub async fn create<C: ConnectionLike + Send>(
     let random: [u8; TOKEN_RANDOM_BYTES] = rand::random();
     let token = format!("{TOKEN_PREFIX}{}", hex::encode(random));
     let hash = digest(&token);
-    redis::pipe()
-        .atomic()
-        .cmd("HSET")
+    redis::cmd("SADD")
+        .arg(AccountKeys::new(account).tokens())
+        .arg(&hash)
+        .query_async::<()>(conn)
+        .await?;
+    redis::cmd("HSET")
         .arg(keys::token(&hash))
         .arg(ACCOUNT_FIELD)
         .arg(account)
@@ -79,11 +89,6 @@ pub async fn create<C: ConnectionLike + Send>(
         .arg(name)
         .arg(CREATED_MS_FIELD)
         .arg(now_ms())
-        .ignore()
-        .cmd("SADD")
-        .arg(AccountKeys::new(account).tokens())
-        .arg(&hash)
-        .ignore()
         .query_async::<()>(conn)
         .await?;
     Ok(token)
@@ -144,15 +149,13 @@ pub async fn revoke<C: ConnectionLike + Send>(
     let Some(account) = verify(conn, token).await? else {
         return Ok(None);
     };
-    redis::pipe()
-        .atomic()
-        .cmd("DEL")
+    redis::cmd("DEL")
         .arg(keys::token(&hash))
-        .ignore()
-        .cmd("SREM")
+        .query_async::<()>(conn)
+        .await?;
+    redis::cmd("SREM")
         .arg(AccountKeys::new(&account).tokens())
         .arg(&hash)
-        .ignore()
         .query_async::<()>(conn)
         .await?;
     Ok(Some(account))
@@ -170,7 +173,8 @@ pub async fn list<C: ConnectionLike + Send>(
         .arg(AccountKeys::new(account).tokens())
         .query_async(conn)
         .await?;
-    // One round trip for every token's record, not one per token.
+    // One round trip for every token's record, not one per token (on a Cluster, one per
+    // slot, concurrently).
     let mut pipe = redis::pipe();
     for hash in &hashes {
         pipe.cmd("HMGET")
@@ -183,15 +187,24 @@ pub async fn list<C: ConnectionLike + Send>(
     } else {
         pipe.query_async(conn).await?
     };
-    let mut tokens: Vec<TokenInfo> = hashes
-        .iter()
-        .zip(records)
-        .map(|(hash, (name, created_ms))| TokenInfo {
+    let mut tokens = Vec::with_capacity(hashes.len());
+    for (hash, (name, created_ms)) in hashes.iter().zip(records) {
+        let Some(created_ms) = created_ms else {
+            // Left by a creation or revocation cut short: the token never worked or no
+            // longer does.
+            redis::cmd("SREM")
+                .arg(AccountKeys::new(account).tokens())
+                .arg(hash)
+                .query_async::<()>(conn)
+                .await?;
+            continue;
+        };
+        tokens.push(TokenInfo {
             id: id_of(hash).to_owned(),
             name: name.unwrap_or_default(),
-            created_ms: created_ms.unwrap_or(0),
-        })
-        .collect();
+            created_ms,
+        });
+    }
     tokens.sort_by_key(|token| token.created_ms);
     Ok(tokens)
 }

@@ -5,10 +5,10 @@
 use std::ops::{Deref, DerefMut};
 
 use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
-use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::aio::ConnectionLike;
 
 use super::{
-    RedisConnError, RedisEndpoint, Refusal, COMMAND_TIMEOUT, CONNECT_TIMEOUT, FOLLOW_TIMEOUT,
+    Link, RedisConnError, RedisEndpoint, Refusal, COMMAND_TIMEOUT, CONNECT_TIMEOUT, FOLLOW_TIMEOUT,
     LOOKUP_TIMEOUT, POOL_SIZE,
 };
 
@@ -18,7 +18,7 @@ const TRUSTED_AFTER_USE: std::time::Duration = std::time::Duration::from_secs(1)
 /// A pooled connection's server plus whether it turned out to be a demoted master or to
 /// have lost its link.
 pub struct TrackedConnection {
-    conn: MultiplexedConnection,
+    conn: Link,
     /// The server's address.
     addr: String,
     demoted: bool,
@@ -58,7 +58,7 @@ impl TrackedConnection {
             return false;
         };
         tracing::info!(from = %self.addr, to = %addr, "pooled connection follows the new master");
-        self.conn = conn;
+        self.conn = Link::Server(conn);
         self.addr = addr;
         self.demoted = false;
         true
@@ -76,8 +76,7 @@ impl managed::Manager for Manager {
 
     async fn create(&self) -> Result<TrackedConnection, redis::RedisError> {
         // Boxed: the Sentinel lookup is a deep future, and every `get()` embeds this one.
-        let connect = self.endpoint.connect_following(Some(COMMAND_TIMEOUT));
-        let (conn, addr) = Box::pin(connect).await?;
+        let (conn, addr) = Box::pin(self.endpoint.pooled_link()).await?;
         Ok(TrackedConnection {
             conn,
             addr,
@@ -98,7 +97,9 @@ impl managed::Manager for Manager {
         if tracked.broken {
             return Err(RecycleError::message("the link to the server failed"));
         }
-        if self.endpoint.is_sentinel() {
+        if self.endpoint.is_cluster() {
+            // The cluster connection follows the slot map and reconnects by itself.
+        } else if self.endpoint.is_sentinel() {
             if !Box::pin(self.endpoint.still_master(&tracked.addr)).await {
                 return Err(RecycleError::message("server is no longer the master"));
             }
@@ -126,15 +127,15 @@ impl From<managed::Object<Manager>> for Connection {
 }
 
 impl Deref for Connection {
-    type Target = MultiplexedConnection;
+    type Target = Link;
 
-    fn deref(&self) -> &MultiplexedConnection {
+    fn deref(&self) -> &Link {
         &self.object.conn
     }
 }
 
 impl DerefMut for Connection {
-    fn deref_mut(&mut self) -> &mut MultiplexedConnection {
+    fn deref_mut(&mut self) -> &mut Link {
         &mut self.object.conn
     }
 }

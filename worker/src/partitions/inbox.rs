@@ -1,5 +1,7 @@
-//! The worker's one blocking read: inbound entries of every partition it owns, read with
-//! the consumer group, and handed to the chat directory in stream order.
+//! The worker's blocking reads: inbound entries of every partition it owns, read with
+//! the consumer group, and handed to the chat directory in stream order. On one Redis a
+//! single read covers every owned partition; on a Redis Cluster there is one reader per
+//! partition slot group (a command may name keys of one slot only).
 //!
 //! When the worker gains a partition it first claims every entry still pending in the
 //! group (left by a worker that died or gave the partition up) and dispatches those
@@ -22,10 +24,11 @@ use tokio::sync::watch;
 
 use iris_shared::backoff::Backoff;
 use iris_shared::inbound::{self, InboundEntry, PendingEntries};
+use iris_shared::keys;
 use iris_shared::lease::{self, HeldLease};
 use iris_shared::partition::Partition;
 use iris_shared::redis_conn;
-use iris_shared::redis_conn::{Pool, RedisEndpoint};
+use iris_shared::redis_conn::{Link, Pool, RedisEndpoint};
 
 use crate::chat::directory::{ChatDirectory, Dispatch};
 use crate::partitions::strays::claim_strays;
@@ -48,9 +51,65 @@ pub type Owned = HashMap<Partition, u64>;
 pub async fn run(
     endpoint: RedisEndpoint,
     node_id: String,
+    owned: watch::Receiver<Owned>,
+    directory: Addr<ChatDirectory>,
+    redis: Pool,
+) {
+    if !endpoint.is_cluster() {
+        let routing_key = keys::inbound(0);
+        return read(endpoint, node_id, owned, directory, redis, routing_key).await;
+    }
+    let readers: Vec<_> = (0..keys::PARTITION_SLOT_GROUPS)
+        .map(|group| {
+            let (tx, rx) = watch::channel(Owned::new());
+            actix::spawn(forward_group(owned.clone(), group, tx));
+            // Partition `group` is in slot group `group`: its stream names the group's slot.
+            let routing_key = keys::inbound(group);
+            let reader = read(
+                endpoint.clone(),
+                node_id.clone(),
+                rx,
+                directory.clone(),
+                redis.clone(),
+                routing_key,
+            );
+            actix::spawn(reader)
+        })
+        .collect();
+    for reader in readers {
+        let _ = reader.await;
+    }
+}
+
+/// Keeps `tx` at the owned partitions of slot group `group`.
+async fn forward_group(mut owned: watch::Receiver<Owned>, group: u32, tx: watch::Sender<Owned>) {
+    loop {
+        let in_group: Owned = owned
+            .borrow_and_update()
+            .iter()
+            .filter(|(&partition, _)| keys::partition_slot_group(partition) == group)
+            .map(|(&partition, &fence)| (partition, fence))
+            .collect();
+        tx.send_if_modified(|current| {
+            let changed = *current != in_group;
+            *current = in_group;
+            changed
+        });
+        if owned.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads the partitions `owned` names (all of one slot, on a Cluster, whose server
+/// `routing_key` finds) until the process ends.
+async fn read(
+    endpoint: RedisEndpoint,
+    node_id: String,
     mut owned: watch::Receiver<Owned>,
     directory: Addr<ChatDirectory>,
     redis: Pool,
+    routing_key: String,
 ) {
     let mut prepared: Owned = HashMap::new();
     let mut backoff = Backoff::default();
@@ -58,7 +117,7 @@ pub async fn run(
         let connected = async {
             let block = Duration::from_millis(BLOCK_MS);
             let mut conn = redis_conn::blocking_connection(&endpoint, block).await?;
-            let client_id = conn.client_id().await?;
+            let client_id = conn.client_id(&routing_key).await?;
             Ok::<_, redis_conn::RedisConnError>((conn, client_id))
         };
         let (mut conn, client_id) = match connected.await {
@@ -69,7 +128,12 @@ pub async fn run(
                 continue;
             }
         };
-        let waker = actix::spawn(wake_on_change(redis.clone(), owned.clone(), client_id));
+        let waker = actix::spawn(wake_on_change(
+            redis.clone(),
+            owned.clone(),
+            client_id,
+            routing_key.clone(),
+        ));
         let reading = Reading {
             endpoint: &endpoint,
             addr: &conn.addr,
@@ -106,13 +170,18 @@ struct Reading<'a> {
 }
 
 /// Cuts the reader's blocking read short whenever the owned partitions change.
-async fn wake_on_change(redis: Pool, mut owned: watch::Receiver<Owned>, client_id: i64) {
+async fn wake_on_change(
+    redis: Pool,
+    mut owned: watch::Receiver<Owned>,
+    client_id: i64,
+    routing_key: String,
+) {
     while owned.changed().await.is_ok() {
         for _ in 0..WAKE_ATTEMPTS {
             let Ok(mut conn) = redis.get().await else {
                 break;
             };
-            let unblocked = redis_conn::unblock_client(&mut conn, client_id).await;
+            let unblocked = redis_conn::unblock_client(&mut conn, client_id, &routing_key).await;
             if !matches!(unblocked, Ok(false)) {
                 break;
             }
@@ -122,7 +191,7 @@ async fn wake_on_change(redis: Pool, mut owned: watch::Receiver<Owned>, client_i
 }
 
 async fn follow(
-    conn: &mut redis::aio::MultiplexedConnection,
+    conn: &mut Link,
     Reading {
         endpoint,
         addr,
@@ -188,7 +257,7 @@ async fn follow(
 
 /// Makes sure the group exists, then claims and dispatches every pending entry.
 async fn take_over(
-    conn: &mut redis::aio::MultiplexedConnection,
+    conn: &mut Link,
     node_id: &str,
     partition: Partition,
     fence: u64,

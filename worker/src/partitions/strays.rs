@@ -3,11 +3,10 @@
 //! before it notices. It never handles them (the inbox checks its lease first), so the
 //! owner claims them here, every few seconds, and handles them like any pending entry.
 
-use redis::aio::MultiplexedConnection;
-
 use iris_shared::consumer_group::entry_order;
 use iris_shared::inbound::{self, InboundEntry};
 use iris_shared::partition::Partition;
+use iris_shared::redis_conn::Link;
 
 /// Most entries claimed from one other consumer per sweep.
 const BATCH: usize = 100;
@@ -15,7 +14,7 @@ const BATCH: usize = 100;
 /// Claims every entry of `partition` pending on a consumer other than `node_id`, oldest
 /// first.
 pub async fn claim_strays(
-    conn: &mut MultiplexedConnection,
+    conn: &mut Link,
     node_id: &str,
     partition: Partition,
 ) -> redis::RedisResult<Vec<InboundEntry>> {

@@ -22,9 +22,8 @@ use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
 use iris_shared::push::job_group::{self, IdleJobs, JobEntry};
 use iris_shared::redis_conn;
-use iris_shared::redis_conn::Pool;
+use iris_shared::redis_conn::{Link, Pool};
 use iris_shared::redis_conn::RedisEndpoint;
-use redis::aio::MultiplexedConnection;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
@@ -174,7 +173,7 @@ impl Dispatcher {
     }
 
     /// Claims and starts every entry idle longer than the claim threshold.
-    async fn claim_idle(&self, conn: &mut MultiplexedConnection) -> redis::RedisResult<()> {
+    async fn claim_idle(&self, conn: &mut Link) -> redis::RedisResult<()> {
         let min_idle_ms = self.timing.claim_idle.as_millis() as u64;
         let mut idle = IdleJobs::new(&self.node_id, min_idle_ms, BATCH);
         let mut claimed = 0usize;
