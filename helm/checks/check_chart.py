@@ -47,6 +47,7 @@ GATEWAY_MAIN = REPO / "gateway" / "src" / "main.rs"
 # Env vars that carry secrets: they may only ever come from a secretKeyRef.
 SECRET_ENV = {
     "IRIS_REDIS_URL",
+    "IRIS_REDIS_PASSWORD",
     "IRIS_ADMIN_KEY",
     "IRIS_AGENT_API_KEY",
     "IRIS_NTFY_TOKEN",
@@ -55,6 +56,10 @@ SECRET_ENV = {
     "AWS_SECRET_ACCESS_KEY",
 }
 IRIS_UID = 65532
+# redis.cluster: the pods build IRIS_REDIS_URL from the seeds and this variable (a secretKeyRef),
+# which the kubelet interpolates, so the password appears in no rendered manifest.
+REDIS_PASSWORD_ENV = "IRIS_REDIS_PASSWORD"
+REDIS_PASSWORD_REF = f"$({REDIS_PASSWORD_ENV})"
 # The port-forward NOTES prints binds this local port (unprivileged, whatever the Service port).
 NOTES_LOCAL_PORT = 8080
 
@@ -181,7 +186,11 @@ def check_env_sources(report: Report, where: str, doc: dict, config_maps: dict[s
     for container in containers(doc):
         at = f"{where} container {container['name']}"
         env = env_map(container)
+        user_env = {e["name"]: e for e in merged.get(container["name"], {}).get("extraEnv") or []}
+        cluster_url = uses_redis_cluster(merged) and "IRIS_REDIS_URL" not in user_env
         for name, entry in env.items():
+            if name == "IRIS_REDIS_URL" and cluster_url:
+                continue  # built from the seeds and $(IRIS_REDIS_PASSWORD): check_redis_cluster_env
             if name in SECRET_ENV:
                 report.check(
                     "secretKeyRef" in entry.get("valueFrom", {}) and "value" not in entry,
@@ -197,11 +206,15 @@ def check_env_sources(report: Report, where: str, doc: dict, config_maps: dict[s
         if container["name"] not in ("gateway", "worker"):
             continue
         redis_url = env.get("IRIS_REDIS_URL", {})
-        report.check("secretKeyRef" in redis_url.get("valueFrom", {}), at, "IRIS_REDIS_URL from a Secret")
+        if cluster_url:
+            check_redis_cluster_env(report, at, env, merged, user_env)
+        else:
+            report.check("secretKeyRef" in redis_url.get("valueFrom", {}), at, "IRIS_REDIS_URL from a Secret")
+        if not uses_redis_cluster(merged):
+            report.check(REDIS_PASSWORD_ENV not in env or REDIS_PASSWORD_ENV in user_env, at, f"{REDIS_PASSWORD_ENV} only with redis.cluster")
         report.check(env.get("IRIS_NODE_ID", {}).get("value") == "$(POD_NAME)", at, "IRIS_NODE_ID is the pod name")
         pod_name = env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
         report.check(pod_name == "metadata.name", at, "POD_NAME from the downward API")
-        user_env = {e["name"]: e for e in merged[container["name"]].get("extraEnv") or []}
         attributes = env.get("OTEL_RESOURCE_ATTRIBUTES", {}).get("value", "")
         if "OTEL_RESOURCE_ATTRIBUTES" in user_env:
             report.check(env["OTEL_RESOURCE_ATTRIBUTES"] == user_env["OTEL_RESOURCE_ATTRIBUTES"], at, "an extraEnv entry replaces the chart's")
@@ -209,13 +222,70 @@ def check_env_sources(report: Report, where: str, doc: dict, config_maps: dict[s
             for wanted in ("k8s.pod.name=$(POD_NAME)", "k8s.namespace.name=$(POD_NAMESPACE)"):
                 report.check(wanted in attributes, at, "OTEL_RESOURCE_ATTRIBUTES names the pod", f"missing {wanted}")
         names = list(env)
-        for dependent, needed in (("IRIS_NODE_ID", "POD_NAME"), ("OTEL_RESOURCE_ATTRIBUTES", "POD_NAMESPACE")):
+        for dependent, needed in (("IRIS_NODE_ID", "POD_NAME"), ("OTEL_RESOURCE_ATTRIBUTES", "POD_NAMESPACE"), ("IRIS_REDIS_URL", REDIS_PASSWORD_ENV)):
             if dependent in names and needed in names:
                 report.check(names.index(needed) < names.index(dependent), at, f"{needed} defined before {dependent} uses it")
         config_refs = [s["configMapRef"]["name"] for s in container.get("envFrom", []) if "configMapRef" in s]
         own = f"{doc['metadata']['name']}"
         report.check(own in config_refs, at, "settings from the component's ConfigMap via envFrom", str(config_refs))
         report.check(own in config_maps, at, "the ConfigMap it reads is rendered", own)
+
+
+def uses_redis_cluster(merged: dict) -> bool:
+    """Whether the pods use the user's Redis Cluster: redis.cluster enabled or given seeds."""
+    cluster = merged["redis"]["cluster"]
+    return bool(cluster["enabled"] or cluster["seeds"])
+
+
+def expected_redis_cluster_url(merged: dict) -> str:
+    """IRIS_REDIS_URL as redis.cluster describes it, with the password left to the kubelet."""
+    cluster = merged["redis"]["cluster"]
+    scheme = "rediss+cluster" if cluster["tls"] else "redis+cluster"
+    auth = f"{cluster['username']}:{REDIS_PASSWORD_REF}@" if cluster["password"]["existingSecret"] else ""
+    return f"{scheme}://{auth}{','.join(cluster['seeds'])}"
+
+
+def check_redis_cluster_env(report: Report, at: str, env: dict[str, dict], merged: dict, user_env: dict[str, dict]) -> None:
+    """redis.cluster: IRIS_REDIS_URL is the seeds under the right scheme, and its only password is
+    $(IRIS_REDIS_PASSWORD), read from the Secret the values name and defined before the URL."""
+    cluster = merged["redis"]["cluster"]
+    entry = env.get("IRIS_REDIS_URL", {})
+    url = entry.get("value", "")
+    if not report.check("valueFrom" not in entry and isinstance(url, str) and url, at, "redis.cluster: IRIS_REDIS_URL is built in the pod spec", str(entry)):
+        return
+    scheme, _, rest = url.partition("://")
+    wanted_scheme = "rediss+cluster" if cluster["tls"] else "redis+cluster"
+    report.check(scheme == wanted_scheme, at, f"redis.cluster: scheme {wanted_scheme}:// (tls {str(cluster['tls']).lower()})", scheme)
+    userinfo, at_sign, hosts = rest.rpartition("@")
+    report.check(hosts.split(",") == list(cluster["seeds"]), at, "redis.cluster: the URL lists exactly the seeds, in order", hosts)
+    report.check("/" not in hosts and "@" not in hosts, at, "redis.cluster: nothing after the seeds", hosts)
+    password_secret = cluster["password"]["existingSecret"]
+    if password_secret:
+        user, colon, password = userinfo.partition(":")
+        report.check(bool(at_sign and colon) and password == REDIS_PASSWORD_REF, at, f"redis.cluster: the URL's password is {REDIS_PASSWORD_REF}, nothing in plain text", userinfo)
+        report.check(user == cluster["username"], at, "redis.cluster: the URL's user is redis.cluster.username", user)
+        secret = env.get(REDIS_PASSWORD_ENV, {})
+        ref = secret.get("valueFrom", {}).get("secretKeyRef", {})
+        report.check("value" not in secret and bool(ref), at, f"redis.cluster: {REDIS_PASSWORD_ENV} from a Secret", str(secret))
+        if REDIS_PASSWORD_ENV in user_env:
+            report.check(secret == user_env[REDIS_PASSWORD_ENV], at, "an extraEnv entry replaces the chart's")
+        else:
+            report.check(
+                ref.get("name") == password_secret and ref.get("key") == cluster["password"]["key"],
+                at,
+                "redis.cluster: the password from redis.cluster.password.existingSecret / .key",
+                str(ref),
+            )
+        names = list(env)
+        report.check(
+            REDIS_PASSWORD_ENV in names and names.index(REDIS_PASSWORD_ENV) < names.index("IRIS_REDIS_URL"),
+            at,
+            f"redis.cluster: {REDIS_PASSWORD_ENV} defined before IRIS_REDIS_URL (or $(...) stays literal)",
+        )
+    else:
+        report.check(not at_sign, at, "redis.cluster: no credentials in the URL without a password Secret", userinfo)
+        report.check(REDIS_PASSWORD_ENV not in env or REDIS_PASSWORD_ENV in user_env, at, f"redis.cluster: no {REDIS_PASSWORD_ENV} without a password Secret")
+    report.check(url == expected_redis_cluster_url(merged), at, "redis.cluster: IRIS_REDIS_URL as the values describe it", f"{url} != {expected_redis_cluster_url(merged)}")
 
 
 def check_checksum(report: Report, where: str, doc: dict, rendered: dict[str, str]) -> None:
@@ -227,6 +297,12 @@ def check_checksum(report: Report, where: str, doc: dict, rendered: dict[str, st
     template = f"iris-cluster/templates/{component}/configmap.yaml"
     expected = hashlib.sha256(rendered.get(template, "").encode()).hexdigest()
     report.check(checksum == expected, where, f"checksum/config is the sha256 of {template}", f"{checksum} != {expected}")
+    url_secret = rendered.get("iris-cluster/templates/redis/url-secret.yaml", "")
+    has_url_secret = any(yaml.safe_load_all(url_secret))
+    report.check(("checksum/redis-url" in annotations) == has_url_secret, where, "checksum/redis-url exactly when the chart writes the Redis URL Secret", str(has_url_secret))
+    if has_url_secret:
+        expected = hashlib.sha256(url_secret.encode()).hexdigest()
+        report.check(annotations.get("checksum/redis-url") == expected, where, "checksum/redis-url is the sha256 of the URL Secret")
 
 
 def check_no_secret_values(report: Report, set_name: str, documents: list[tuple[str, dict]], extra: list[str]) -> None:
@@ -406,6 +482,12 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
     redis_sets = by_kind.get("StatefulSet", {})
     redis_name = f"{fullname}-redis"
     report.check((redis_name in redis_sets) == in_chart_redis(merged), set_name, "in-chart Redis installed exactly when no external Redis is given", str(sorted(redis_sets)))
+    if uses_redis_cluster(merged):
+        leftovers = sorted(manifest_name(doc) for _, doc in documents if doc["metadata"]["name"] in (redis_name, f"{fullname}-redis-url"))
+        report.check(not leftovers, set_name, "redis.cluster: no in-chart Redis and no Redis URL Secret", str(leftovers))
+        for name, config_map in config_maps.items():
+            text = yaml.safe_dump(config_map.get("data") or {})
+            report.check("+cluster://" not in text and REDIS_PASSWORD_ENV not in text, f"{set_name} ConfigMap/{name}", "redis.cluster: the URL and password only in the pod env")
     if in_chart_redis(merged):
         if report.check(redis_name in redis_sets, set_name, "in-chart Redis StatefulSet rendered"):
             conf = config_maps[redis_name]["data"]["redis.conf"]
@@ -421,7 +503,7 @@ def in_chart_redis(merged: dict) -> bool:
     """Whether the chart runs its own Redis: asked for, and no Redis of the user's given."""
     external = merged["redis"]["external"]
     uses_external = bool(external["enabled"] or external["url"] or external["existingSecret"])
-    return bool(merged["redis"]["internal"]["enabled"]) and not uses_external
+    return bool(merged["redis"]["internal"]["enabled"]) and not uses_external and not uses_redis_cluster(merged)
 
 
 def check_notes(report: Report, set_name: str, rendered: dict[str, str], merged: dict, fullname: str | None = None, namespace: str | None = None) -> None:
@@ -437,6 +519,19 @@ def check_notes(report: Report, set_name: str, rendered: dict[str, str], merged:
     service = f"{fullname}-gateway"
     report.check("iris-gateway token create --account me" in notes, where, "tells how to create the first token")
     report.check("/ws" in notes, where, "names the WebSocket path /ws")
+    redis_line = next((line for line in notes.splitlines() if line.startswith("Redis: ")), "")
+    cluster = merged["redis"]["cluster"]
+    if uses_redis_cluster(merged):
+        report.check(
+            "Redis Cluster" in redis_line and ",".join(cluster["seeds"]) in redis_line and ("over TLS" in redis_line) == bool(cluster["tls"]),
+            where,
+            "names the Redis Cluster, its seeds and TLS",
+            redis_line,
+        )
+        if cluster["password"]["existingSecret"]:
+            report.check(f"Secret {cluster['password']['existingSecret']}, key {cluster['password']['key']}" in redis_line, where, "names the Redis password's Secret and key", redis_line)
+    else:
+        report.check(bool(redis_line) and "Redis Cluster" not in redis_line, where, "names the Redis in use", redis_line)
     report.check(f"-n {namespace} exec deploy/{service} " in notes, where, "names the gateway Deployment and the release namespace")
     gateway = merged["gateway"]
     port = gateway["service"]["port"]

@@ -59,9 +59,35 @@ or a Secret. The in-chart Redis is then not installed, whatever redis.internal.e
 {{- if or $external.enabled $external.url $external.existingSecret -}}true{{- end -}}
 {{- end -}}
 
+{{/* "true" when the pods use a Redis Cluster of the user's: redis.cluster is enabled or given
+seeds. IRIS_REDIS_URL is then built in the pod spec (no Secret of the chart holds it), and the
+in-chart Redis is not installed. */}}
+{{- define "iris.redisCluster" -}}
+{{- $cluster := .Values.redis.cluster -}}
+{{- if or $cluster.enabled $cluster.seeds -}}true{{- end -}}
+{{- end -}}
+
 {{/* "true" when the chart runs its own Redis. */}}
 {{- define "iris.redisInternal" -}}
-{{- if and .Values.redis.internal.enabled (not (include "iris.redisExternal" .)) -}}true{{- end -}}
+{{- if and .Values.redis.internal.enabled (not (include "iris.redisExternal" .)) (not (include "iris.redisCluster" .)) -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when the chart writes the Secret <fullname>-redis-url: for the in-chart Redis, or for
+redis.external.url. */}}
+{{- define "iris.redisUrlSecretOwned" -}}
+{{- if or (include "iris.redisInternal" .) (and (include "iris.redisExternal" .) (not .Values.redis.external.existingSecret)) -}}true{{- end -}}
+{{- end -}}
+
+{{/* IRIS_REDIS_URL of redis.cluster: the scheme (TLS or not), the user and $(IRIS_REDIS_PASSWORD)
+when a password Secret is given (the kubelet puts the password in; it is never in the chart's
+output), and the seeds. */}}
+{{- define "iris.redisClusterUrl" -}}
+{{- $cluster := .Values.redis.cluster -}}
+{{- $auth := "" -}}
+{{- if $cluster.password.existingSecret -}}
+{{- $auth = printf "%s:$(IRIS_REDIS_PASSWORD)@" $cluster.username -}}
+{{- end -}}
+{{- printf "%s://%s%s" (ternary "rediss+cluster" "redis+cluster" (eq $cluster.tls true)) $auth (join "," $cluster.seeds) -}}
 {{- end -}}
 
 {{/* The Secret and key holding IRIS_REDIS_URL. */}}
@@ -167,11 +193,25 @@ headers from Secrets. Call with (dict "root" $ "component" "gateway").
   value: $(POD_NAME)
 - name: OTEL_RESOURCE_ATTRIBUTES
   value: {{ include "iris.resourceAttributes" . | quote }}
+{{- if include "iris.redisCluster" .root }}
+{{- with .root.Values.redis.cluster.password }}
+{{- if .existingSecret }}
+- name: IRIS_REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .existingSecret }}
+      key: {{ .key }}
+{{- end }}
+{{- end }}
+- name: IRIS_REDIS_URL
+  value: {{ include "iris.redisClusterUrl" .root | quote }}
+{{- else }}
 - name: IRIS_REDIS_URL
   valueFrom:
     secretKeyRef:
       name: {{ include "iris.redisUrlSecretName" .root }}
       key: {{ include "iris.redisUrlSecretKey" .root }}
+{{- end }}
 {{- with .root.Values.otel.headers }}
 {{- if .existingSecret }}
 - name: OTEL_EXPORTER_OTLP_HEADERS
@@ -208,7 +248,7 @@ headers from Secrets. Call with (dict "root" $ "component" "gateway").
 {{/* Pod annotations of a component: config checksum, Prometheus scrape hints, user ones. */}}
 {{- define "iris.podAnnotations" -}}
 {{- $own := dict "checksum/config" (include (print .root.Template.BasePath "/" .component "/configmap.yaml") .root | sha256sum) -}}
-{{- if not (and (include "iris.redisExternal" .root) .root.Values.redis.external.existingSecret) }}
+{{- if include "iris.redisUrlSecretOwned" .root }}
 {{- $_ := set $own "checksum/redis-url" (include (print .root.Template.BasePath "/redis/url-secret.yaml") .root | sha256sum) -}}
 {{- end }}
 {{- $prom := dict -}}
@@ -275,8 +315,19 @@ affinity:
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) -}}
 {{- fail (printf "resource names would start with %q, which is not a DNS-1035 label (lower-case letters, digits and '-', starting with a letter), as Service names must be: set fullnameOverride, or use a release name that starts with a letter" $fullname) -}}
 {{- end -}}
-{{- if not (or (include "iris.redisExternal" .) .Values.redis.internal.enabled) -}}
-{{- fail "redis: no Redis: enable redis.internal or give redis.external a url or existingSecret" -}}
+{{- if not (or (include "iris.redisExternal" .) (include "iris.redisCluster" .) .Values.redis.internal.enabled) -}}
+{{- fail "redis: no Redis: enable redis.internal, give redis.external a url or existingSecret, or give redis.cluster seeds" -}}
+{{- end -}}
+{{- with .Values.redis.cluster -}}
+{{- if and (include "iris.redisCluster" $) (include "iris.redisExternal" $) -}}
+{{- fail "redis: redis.cluster and redis.external both name the Redis: use one (a redis+cluster:// URL in redis.external, or redis.cluster's seeds)" -}}
+{{- end -}}
+{{- if and (include "iris.redisCluster" $) (not .seeds) -}}
+{{- fail "redis.cluster: give seeds (host:port of at least one node)" -}}
+{{- end -}}
+{{- if and .username (not .password.existingSecret) -}}
+{{- fail "redis.cluster.username needs the password: set redis.cluster.password.existingSecret" -}}
+{{- end -}}
 {{- end -}}
 {{- if and (include "iris.redisExternal" .) (not (or .Values.redis.external.url .Values.redis.external.existingSecret)) -}}
 {{- fail "redis.external: set url or existingSecret" -}}
@@ -371,21 +422,32 @@ that is not of an emptyDir in .volumes (a pod's own, not shared). */}}
 {{- end -}}
 
 {{/* A component's container env: the chart's entries, then extraEnv; an extraEnv entry of a
-name the chart sets replaces the chart's (one entry per name, the user's). */}}
+name the chart sets replaces the chart's in its place (one entry per name, the user's), so
+$(VAR) references between the chart's entries keep resolving. */}}
 {{- define "iris.env" -}}
 {{- $extra := (index .root.Values .component).extraEnv | default list -}}
-{{- $overridden := list -}}
-{{- range $extra }}{{ $overridden = append $overridden .name }}{{ end -}}
+{{- $byName := dict -}}
+{{- range $extra }}{{ $_ := set $byName .name . }}{{ end -}}
 {{- $env := list -}}
+{{- $placed := list -}}
 {{- range (include "iris.chartEnv" . | fromYamlArray) -}}
-{{- if not (has .name $overridden) }}{{ $env = append $env . }}{{ end -}}
+{{- if hasKey $byName .name -}}
+{{- $env = append $env (get $byName .name) -}}
+{{- $placed = append $placed .name -}}
+{{- else -}}
+{{- $env = append $env . -}}
 {{- end -}}
-{{- toYaml (concat $env $extra) -}}
+{{- end -}}
+{{- range $extra -}}
+{{- if not (has .name $placed) }}{{ $env = append $env . }}{{ end -}}
+{{- end -}}
+{{- toYaml $env -}}
 {{- end -}}
 
 {{/* Variables that carry secrets: extraEnv may set them only by reference. */}}
 {{- define "iris.secretEnvHints" -}}
 IRIS_REDIS_URL: "redis.external.existingSecret"
+IRIS_REDIS_PASSWORD: "redis.cluster.password.existingSecret"
 OTEL_EXPORTER_OTLP_HEADERS: "otel.headers.existingSecret"
 AWS_ACCESS_KEY_ID: "media.s3.existingSecret"
 AWS_SECRET_ACCESS_KEY: "media.s3.existingSecret"
