@@ -2,15 +2,17 @@
 //! becomes unreachable, comes back, or comes back without the cluster's data.
 
 use actix::Message;
+use iris_shared::cluster_epoch::LostScope;
 
 /// What changed about the backend, for the registry and from it for every session.
-#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
 #[rtype(result = "()")]
 pub enum BackendNotice {
     /// Redis is unreachable.
     Degraded,
     /// Redis is reachable again with its data; frames written meanwhile must be caught up.
     Online,
-    /// Redis is reachable but lost the cluster's data: cursors must reset to the new head.
-    DataLost,
+    /// Redis is reachable but lost data (all of it, or one Cluster shard's): the cursors of
+    /// the accounts whose state was there must reset to the new head.
+    DataLost(LostScope),
 }

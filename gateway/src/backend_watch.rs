@@ -5,8 +5,9 @@
 //! looks at the delivery loop. Failing for longer than [`DEGRADED_AFTER`] makes the node
 //! degraded: `/readyz` fails, new `hello`s are refused, and every session is told
 //! `status {state: degraded}` once. The first good tick after that makes it online again.
-//! An epoch that is missing or changed means Redis lost the cluster's data: sessions are
-//! told to reset (see `session/backend_state.rs`).
+//! An epoch that is missing or changed means Redis lost data: the sessions of the accounts
+//! whose state was there (every account on one Redis; one shard's on a Cluster) are told to
+//! reset (see `session/backend_state.rs`).
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 
 use iris_shared::clock::now_ms;
-use iris_shared::cluster_epoch::{self, EpochCheck};
+use iris_shared::cluster_epoch::{EpochKeeper, LostScope};
 
 use crate::backend_notice::BackendNotice;
 use crate::metrics;
@@ -30,8 +31,8 @@ pub const DEGRADED_AFTER: Duration = Duration::from_millis(1_500);
 /// Watches Redis for one gateway node.
 pub struct BackendWatch {
     state: GatewayState,
-    /// The epoch this node last saw.
-    epoch: Option<String>,
+    /// The epochs this node last saw (taken out while a check runs).
+    epochs: Option<EpochKeeper>,
     /// Since when checks have been failing.
     failing_since: Option<Instant>,
     /// A check is in flight (ticks do not pile up behind a slow Redis).
@@ -43,56 +44,52 @@ impl BackendWatch {
     pub fn new(state: GatewayState) -> Self {
         Self {
             state,
-            epoch: None,
+            epochs: Some(EpochKeeper::default()),
             failing_since: None,
             probing: false,
         }
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
-        if self.probing {
+        let Some(mut epochs) = self.epochs.take() else {
             return;
-        }
+        };
         self.probing = true;
         let redis = self.state.redis.clone();
-        let known = self.epoch.clone();
         let probe = async move {
             let check = async {
                 let mut conn = redis.get().await.map_err(|err| err.to_string())?;
-                cluster_epoch::check(&mut conn, known.as_deref(), now_ms())
+                epochs
+                    .check(&mut conn, now_ms())
                     .await
                     .map_err(|err| err.to_string())
             };
-            tokio::time::timeout(PROBE_TIMEOUT, check)
+            let result = tokio::time::timeout(PROBE_TIMEOUT, check)
                 .await
-                .unwrap_or_else(|_| Err("Redis did not answer in time".to_owned()))
+                .unwrap_or_else(|_| Err("Redis did not answer in time".to_owned()));
+            (epochs, result)
         };
-        ctx.spawn(probe.into_actor(self).map(|result, act, _ctx| {
+        ctx.spawn(probe.into_actor(self).map(|(epochs, result), act, _ctx| {
             act.probing = false;
+            act.epochs = Some(epochs);
             act.on_probe(result);
         }));
     }
 
-    fn on_probe(&mut self, result: Result<EpochCheck, String>) {
+    fn on_probe(&mut self, result: Result<Option<LostScope>, String>) {
         let delivery_ok = self.state.delivery_alive(now_ms());
         let lost = match result {
-            Ok(EpochCheck::Unchanged(epoch)) if delivery_ok => {
-                self.epoch = Some(epoch);
-                false
-            }
-            Ok(EpochCheck::Lost { was, now }) => {
+            Ok(None) if delivery_ok => None,
+            Ok(Some(scope)) => {
                 tracing::error!(
-                    %was, %now,
-                    "the cluster epoch changed: Redis lost its data; devices are told to reset"
+                    ?scope,
+                    "an epoch changed: Redis lost data; the devices of the accounts there are \
+                     told to reset"
                 );
                 metrics::incr(&self.state.metrics.epoch_changes_total);
-                self.epoch = Some(now);
-                true
+                Some(scope)
             }
-            Ok(EpochCheck::Unchanged(epoch)) => {
-                self.epoch = Some(epoch);
-                return self.on_failure("delivery loop not reading");
-            }
+            Ok(None) => return self.on_failure("delivery loop not reading"),
             Err(err) => return self.on_failure(&err),
         };
         self.failing_since = None;
@@ -101,8 +98,8 @@ impl BackendWatch {
             tracing::info!("Redis reachable again: node online");
             metrics::shift(&self.state.metrics.degraded, -1);
         }
-        if lost {
-            self.state.registry.do_send(BackendNotice::DataLost);
+        if let Some(scope) = lost {
+            self.state.registry.do_send(BackendNotice::DataLost(scope));
         } else if was_degraded {
             self.state.registry.do_send(BackendNotice::Online);
         }

@@ -259,8 +259,15 @@ impl Registry {
 
     /// Sends `notice` to every session.
     fn tell_sessions(&self, notice: BackendNotice) {
-        for session in self.accounts.values().flat_map(HashMap::values) {
-            session.backend.do_send(notice);
+        for (account, sessions) in &self.accounts {
+            if let BackendNotice::DataLost(scope) = &notice {
+                if !scope.covers_account(account) {
+                    continue;
+                }
+            }
+            for session in sessions.values() {
+                session.backend.do_send(notice.clone());
+            }
         }
     }
 
@@ -469,7 +476,7 @@ impl Handler<BackendNotice> for Registry {
         match notice {
             BackendNotice::Degraded => self.tell_sessions(notice),
             // Presence may have lapsed (or been lost with the data): hold it again first.
-            BackendNotice::Online | BackendNotice::DataLost => {
+            BackendNotice::Online | BackendNotice::DataLost(_) => {
                 self.renew_presence(ctx, Some(notice))
             }
         }

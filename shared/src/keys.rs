@@ -46,6 +46,7 @@
 //! | `iris:{p:<g>}:lease:<p>` | string | `<node>\|<fence>` of p's owner, with a TTL |
 //! | `iris:{p:<g>}:fence:<p>` | counter | last fencing token issued for p |
 //! | `iris:epoch` | string | the cluster epoch: lost data shows as a missing or changed value |
+//! | `iris:{e:<n>}:epoch` | string | on a Redis Cluster, one master's epoch (the first n whose tag hashes into its slots) |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
 //! | `iris:leases:released` | pub/sub channel | a worker gave leases up: the others look for free partitions at once |
 //! | `iris:agent` | hash | what the workers' upstream agent can do and the push kind (announced in `hello.ack`; see [`crate::agent_capabilities`]) |
@@ -241,6 +242,12 @@ pub fn leases_released() -> String {
 /// The cluster epoch (see `cluster_epoch`).
 pub fn cluster_epoch() -> String {
     format!("{PREFIX}:epoch")
+}
+
+/// Epoch key number `n` of a Redis Cluster: each master holds the first one whose tag
+/// hashes into its slots (see `cluster_epoch`).
+pub fn shard_epoch(n: u32) -> String {
+    format!("{PREFIX}:{{e:{n}}}:epoch")
 }
 
 /// What the workers' upstream agent can do, and what devices are pushed with.

@@ -38,6 +38,7 @@ mod cluster;
 mod link;
 mod pool;
 mod refusal;
+pub mod slots;
 
 pub use cluster::{CLUSTER_SCHEME, CLUSTER_TLS_SCHEME};
 pub use link::Link;
@@ -98,7 +99,7 @@ pub struct RedisEndpoint {
 
 #[derive(Clone)]
 enum Target {
-    Direct(redis::Client),
+    Direct(Box<redis::Client>),
     Sentinel(Arc<SentinelState>),
     Cluster(Arc<cluster::ClusterState>),
 }
@@ -164,7 +165,7 @@ impl RedisEndpoint {
                 }
                 let client = SentinelClient::build(
                     sentinels,
-                    master.to_owned(),
+                    master,
                     None,
                     SentinelServerType::Master,
                 )?;
@@ -174,7 +175,7 @@ impl RedisEndpoint {
                     refused: std::sync::Mutex::new(None),
                 }))
             }
-            None => Target::Direct(redis::Client::open(url)?),
+            None => Target::Direct(Box::new(redis::Client::open(url)?)),
         };
         Ok(Self {
             target,
@@ -206,7 +207,7 @@ impl RedisEndpoint {
             ))),
             Target::Direct(client) => {
                 let addr = client.get_connection_info().addr().to_string();
-                Ok((client.clone(), addr))
+                Ok((client.as_ref().clone(), addr))
             }
             Target::Sentinel(sentinel) => {
                 let lookup = async { sentinel.client.lock().await.async_get_client().await };
@@ -425,7 +426,11 @@ impl BlockingConnection {
 
 /// Cuts the blocking read of connection `client_id` at the server that serves `key` short;
 /// `false` if it was not blocked.
-pub async fn unblock_client(conn: &mut Link, client_id: i64, key: &str) -> redis::RedisResult<bool> {
+pub async fn unblock_client(
+    conn: &mut Link,
+    client_id: i64,
+    key: &str,
+) -> redis::RedisResult<bool> {
     let mut unblock = redis::cmd("CLIENT");
     unblock.arg("UNBLOCK").arg(client_id);
     let unblocked: i64 = redis::from_redis_value(conn.send_beside(&unblock, key).await?)?;

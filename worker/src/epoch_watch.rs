@@ -1,13 +1,14 @@
-//! The epoch watch actor: notices when Redis lost the cluster's data (the cluster epoch is
-//! missing or changed, see `iris_shared::cluster_epoch`) and makes the worker drop what it
-//! derived from the old data: its chat actors and its partition leases.
+//! The epoch watch actor: notices when Redis lost data (an epoch is missing or changed, see
+//! `iris_shared::cluster_epoch`) and makes the worker drop what it derived from the lost
+//! data: the chat actors and leases of the partitions whose keys were there (every one on
+//! one Redis; one shard's on a Cluster).
 
 use std::time::Duration;
 
 use actix::prelude::*;
 
 use iris_shared::clock::now_ms;
-use iris_shared::cluster_epoch::{self, EpochCheck};
+use iris_shared::cluster_epoch::{self, EpochKeeper};
 use iris_shared::redis_conn::Pool;
 
 use crate::chat::directory::{ChatDirectory, ForgetChats};
@@ -18,10 +19,8 @@ pub struct EpochWatch {
     redis: Pool,
     directory: Addr<ChatDirectory>,
     keeper: Addr<LeaseKeeper>,
-    /// The epoch this worker last saw.
-    epoch: Option<String>,
-    /// A check is in flight.
-    checking: bool,
+    /// The epochs this worker last saw (taken out while a check runs).
+    epochs: Option<EpochKeeper>,
 }
 
 impl EpochWatch {
@@ -31,37 +30,38 @@ impl EpochWatch {
             redis,
             directory,
             keeper,
-            epoch: None,
-            checking: false,
+            epochs: Some(EpochKeeper::default()),
         }
     }
 
     fn check(&mut self, ctx: &mut Context<Self>) {
-        if self.checking {
+        let Some(mut epochs) = self.epochs.take() else {
             return;
-        }
-        self.checking = true;
-        let redis = self.redis.clone();
-        let known = self.epoch.clone();
-        let check = async move {
-            let mut conn = redis.get().await.map_err(|err| err.to_string())?;
-            cluster_epoch::check(&mut conn, known.as_deref(), now_ms())
-                .await
-                .map_err(|err| err.to_string())
         };
-        ctx.spawn(check.into_actor(self).map(|result, act, _ctx| {
-            act.checking = false;
+        let redis = self.redis.clone();
+        let check = async move {
+            let result = async {
+                let mut conn = redis.get().await.map_err(|err| err.to_string())?;
+                epochs
+                    .check(&mut conn, now_ms())
+                    .await
+                    .map_err(|err| err.to_string())
+            }
+            .await;
+            (epochs, result)
+        };
+        ctx.spawn(check.into_actor(self).map(|(epochs, result), act, _ctx| {
+            act.epochs = Some(epochs);
             match result {
-                Ok(EpochCheck::Unchanged(epoch)) => act.epoch = Some(epoch),
-                Ok(EpochCheck::Lost { was, now }) => {
+                Ok(None) => {}
+                Ok(Some(scope)) => {
                     tracing::error!(
-                        %was, %now,
-                        "the cluster epoch changed: Redis lost its data; dropping chats and leases"
+                        ?scope,
+                        "an epoch changed: Redis lost data; dropping the chats and leases there"
                     );
-                    act.epoch = Some(now);
                     crate::metrics::incr(&crate::metrics::get().epoch_changes_total);
-                    act.directory.do_send(ForgetChats);
-                    act.keeper.do_send(ForgetLeases);
+                    act.directory.do_send(ForgetChats(scope.clone()));
+                    act.keeper.do_send(ForgetLeases(scope));
                 }
                 // Redis unreachable: the loops reconnect with backoff; check again later.
                 Err(err) => tracing::debug!(%err, "epoch check failed"),

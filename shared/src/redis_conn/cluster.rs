@@ -142,7 +142,10 @@ mod tests {
             state.seeds,
             vec!["redis://u:p@10.0.0.1:7000", "redis://u:p@10.0.0.2:7001"]
         );
-        assert_eq!(state.describe(), "Redis Cluster 10.0.0.1:7000,10.0.0.2:7001");
+        assert_eq!(
+            state.describe(),
+            "Redis Cluster 10.0.0.1:7000,10.0.0.2:7001"
+        );
         let tls = parse("rediss+cluster://h:7000").unwrap().unwrap();
         assert_eq!(tls.seeds, vec!["rediss://h:7000"]);
         assert!(parse("redis+cluster://").unwrap().is_err());

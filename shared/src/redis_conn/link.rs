@@ -188,8 +188,8 @@ fn first_key(cmd: &Cmd) -> Option<&[u8]> {
                 .position(|arg| arg.eq_ignore_ascii_case(b"STREAMS"))?;
             args.get(streams + 1).copied()
         }
-        b"PING" | b"CLIENT" | b"INFO" | b"CLUSTER" | b"PUBLISH" | b"SCRIPT" | b"TIME"
-        | b"ECHO" | b"ROLE" | b"WAIT" | b"MULTI" | b"EXEC" | b"FUNCTION" | b"CONFIG" => None,
+        b"PING" | b"CLIENT" | b"INFO" | b"CLUSTER" | b"PUBLISH" | b"SCRIPT" | b"TIME" | b"ECHO"
+        | b"ROLE" | b"WAIT" | b"MULTI" | b"EXEC" | b"FUNCTION" | b"CONFIG" => None,
         _ => args.get(1).copied(),
     }
 }
@@ -201,7 +201,11 @@ mod tests {
     #[test]
     fn the_first_key_is_found_where_each_command_names_it() {
         let mut eval = redis::cmd("EVALSHA");
-        eval.arg("abc").arg(2).arg("{a:x}:k1").arg("{a:x}:k2").arg("v");
+        eval.arg("abc")
+            .arg(2)
+            .arg("{a:x}:k1")
+            .arg("{a:x}:k2")
+            .arg("v");
         assert_eq!(first_key(&eval), Some(&b"{a:x}:k1"[..]));
         let mut read = redis::cmd("XREADGROUP");
         read.arg("GROUP").arg("g").arg("c").arg("COUNT").arg(5);
@@ -225,7 +229,12 @@ mod tests {
         let mut spread = redis::pipe();
         spread.cmd("SCRIPT").arg("LOAD").arg("return 1");
         spread.cmd("HSET").arg("iris:{a:x}:k1").arg("f").arg(1);
-        spread.cmd("XADD").arg("iris:node:g1:deliver").arg("*").arg("f").arg(1);
+        spread
+            .cmd("XADD")
+            .arg("iris:node:g1:deliver")
+            .arg("*")
+            .arg("f")
+            .arg(1);
         spread.cmd("HGET").arg("iris:{a:x}:k2").arg("f");
         let parts = split_by_slot(&spread).expect("two slots");
         let positions: Vec<Vec<Option<usize>>> =

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
+use iris_shared::cluster_epoch::LostScope;
 use iris_shared::inbound::{self, InboundEntry};
 
 use iris_shared::partition::Partition;
@@ -54,9 +55,9 @@ pub struct Drain {
 
 /// Redis lost the cluster's data: every chat actor stops, so none acts on state (fences,
 /// queued entries, settings) that no longer exists. New entries start fresh actors.
-#[derive(Message, Debug, Clone, Copy)]
+#[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
-pub struct ForgetChats;
+pub struct ForgetChats(pub LostScope);
 
 /// Builds the dependencies of new chat actors (they need the directory's address).
 pub type DepsFactory = Box<dyn Fn(&Addr<ChatDirectory>) -> ChatDeps>;
@@ -192,11 +193,19 @@ impl Handler<Fenced> for ChatDirectory {
 impl Handler<ForgetChats> for ChatDirectory {
     type Result = ();
 
-    fn handle(&mut self, _msg: ForgetChats, _ctx: &mut Self::Context) {
-        tracing::warn!(chats = self.chats.len(), "dropping every chat actor");
-        for (_, slot) in self.chats.drain() {
-            slot.actor.do_send(Retire);
-        }
+    fn handle(&mut self, ForgetChats(scope): ForgetChats, _ctx: &mut Self::Context) {
+        let before = self.chats.len();
+        self.chats.retain(|_, slot| {
+            let lost = scope.covers_partition(slot.partition);
+            if lost {
+                slot.actor.do_send(Retire);
+            }
+            !lost
+        });
+        tracing::warn!(
+            dropped = before - self.chats.len(),
+            "dropped the chat actors of lost partitions"
+        );
         self.count_chats();
     }
 }

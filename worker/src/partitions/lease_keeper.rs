@@ -56,9 +56,9 @@ pub struct BeginDrain;
 pub struct Rescan;
 /// Redis lost the cluster's data: the held leases (and their fences) are gone, so they
 /// are dropped at once and acquired afresh on the next tick.
-#[derive(Message, Debug, Clone, Copy)]
+#[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
-pub struct ForgetLeases;
+pub struct ForgetLeases(pub iris_shared::cluster_epoch::LostScope);
 
 /// Holds this worker's leases.
 pub struct LeaseKeeper {
@@ -331,8 +331,9 @@ impl Actor for LeaseKeeper {
 impl Handler<ForgetLeases> for LeaseKeeper {
     type Result = ();
 
-    fn handle(&mut self, _msg: ForgetLeases, _ctx: &mut Self::Context) {
-        self.held.clear();
+    fn handle(&mut self, ForgetLeases(scope): ForgetLeases, _ctx: &mut Self::Context) {
+        self.held
+            .retain(|&partition, _| !scope.covers_partition(partition));
         self.publish_owned();
         self.retry_at = None;
     }

@@ -22,8 +22,8 @@ use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
 use iris_shared::push::job_group::{self, IdleJobs, JobEntry};
 use iris_shared::redis_conn;
-use iris_shared::redis_conn::{Link, Pool};
 use iris_shared::redis_conn::RedisEndpoint;
+use iris_shared::redis_conn::{Link, Pool};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
