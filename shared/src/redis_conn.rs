@@ -141,6 +141,9 @@ impl RedisEndpoint {
     /// `redis+sentinel://host1:26379,host2:26379/<master name>` or
     /// `redis+cluster://host1:6379,host2:6379` (seed nodes of a Redis Cluster).
     pub fn parse(url: &str) -> Result<Self, RedisConnError> {
+        if url.starts_with("rediss") {
+            use_tls_crypto();
+        }
         if let Some(state) = cluster::parse(url) {
             return Ok(Self {
                 target: Target::Cluster(Arc::new(state?)),
@@ -163,12 +166,8 @@ impl RedisEndpoint {
                         "{url}: expected {SENTINEL_SCHEME}host:port[,host:port…]/<master name>"
                     )));
                 }
-                let client = SentinelClient::build(
-                    sentinels,
-                    master,
-                    None,
-                    SentinelServerType::Master,
-                )?;
+                let client =
+                    SentinelClient::build(sentinels, master, None, SentinelServerType::Master)?;
                 Target::Sentinel(Arc::new(SentinelState {
                     client: Mutex::new(client),
                     named: std::sync::Mutex::new(None),
@@ -400,6 +399,12 @@ impl RedisEndpoint {
             .await
             .map_err(|_| timed_out("connecting to Redis"))?
     }
+}
+
+/// Selects the process's TLS crypto provider for `rediss://` connections (several are
+/// compiled in, so none is chosen by itself); the first call decides, later ones keep it.
+fn use_tls_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// A blocking loop's own connection and the server it goes to (on a Cluster: the
