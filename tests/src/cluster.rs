@@ -15,6 +15,7 @@ use crate::client::Client;
 use crate::cluster_spec::{gateway_node_id, worker_node_id, ClusterSpec, RedisKind};
 use crate::http_probe;
 use crate::ports::free_port;
+use crate::redis_cluster::RedisCluster;
 use crate::redis_server::RedisServer;
 use crate::resp::Reply;
 use crate::scratch_dir::ScratchDir;
@@ -38,6 +39,7 @@ struct GatewayNode {
 enum Backing {
     Single(RedisServer),
     Sentinel(SentinelGroup),
+    Cluster(RedisCluster),
 }
 
 /// A running cluster; everything dies with it.
@@ -80,6 +82,7 @@ impl Cluster {
             RedisKind::SentinelEveryMasterGuarded => {
                 Backing::Sentinel(SentinelGroup::start(scratch.path(), Guard::EveryMaster))
             }
+            RedisKind::Cluster => Backing::Cluster(RedisCluster::start(scratch.path())),
         };
         let mut cluster = Self {
             partitions: spec.partitions,
@@ -255,7 +258,7 @@ impl Cluster {
         let registry = iris_shared::keys::workers();
         for index in 0..self.workers.len() {
             let node_id = worker_node_id(index);
-            match self.redis().command(&["ZSCORE", &registry, &node_id]) {
+            match self.redis_command(&["ZSCORE", &registry, &node_id]) {
                 Ok(Reply::Text(_)) => {}
                 other => return Some(format!("{node_id} not in {registry} ({other:?})")),
             }
@@ -275,11 +278,25 @@ impl Cluster {
         Client::connect(self.gateway_addr(index), label).await
     }
 
-    /// The cluster's Redis (with Sentinel: the current master).
+    /// The cluster's Redis (with Sentinel: the current master). A Redis Cluster has no
+    /// one server: use [`Cluster::redis_command`] or [`Cluster::redis_cluster`].
     pub fn redis(&self) -> &RedisServer {
         match &self.redis {
             Backing::Single(server) => server,
             Backing::Sentinel(group) => group.master(),
+            Backing::Cluster(_) => panic!(
+                "this cluster runs on a Redis Cluster, which has no one server: \
+                 use redis_command or redis_cluster"
+            ),
+        }
+    }
+
+    /// Runs one command on the cluster's Redis (with Sentinel: the current master; with
+    /// a Redis Cluster: the node owning the key, following redirects).
+    pub fn redis_command(&self, args: &[&str]) -> std::io::Result<Reply> {
+        match &self.redis {
+            Backing::Cluster(cluster) => cluster.command(args),
+            _ => self.redis().command(args),
         }
     }
 
@@ -288,6 +305,7 @@ impl Cluster {
         match &self.redis {
             Backing::Single(server) => server.url(),
             Backing::Sentinel(group) => group.url(),
+            Backing::Cluster(cluster) => cluster.url(),
         }
     }
 
@@ -295,7 +313,23 @@ impl Cluster {
     pub fn sentinels(&self) -> Option<&SentinelGroup> {
         match &self.redis {
             Backing::Sentinel(group) => Some(group),
-            Backing::Single(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The Redis Cluster, if the cluster runs on one.
+    pub fn redis_cluster(&self) -> Option<&RedisCluster> {
+        match &self.redis {
+            Backing::Cluster(cluster) => Some(cluster),
+            _ => None,
+        }
+    }
+
+    /// The Redis Cluster, if the cluster runs on one, to kill masters and restart nodes.
+    pub fn redis_cluster_mut(&mut self) -> Option<&mut RedisCluster> {
+        match &mut self.redis {
+            Backing::Cluster(cluster) => Some(cluster),
+            _ => None,
         }
     }
 
@@ -303,6 +337,9 @@ impl Cluster {
         match &mut self.redis {
             Backing::Single(server) => server,
             Backing::Sentinel(_) => panic!("this cluster's Redis is Sentinel-managed"),
+            Backing::Cluster(_) => {
+                panic!("this cluster's Redis is a Redis Cluster: use redis_cluster_mut")
+            }
         }
     }
 
@@ -441,8 +478,12 @@ impl Cluster {
 
     fn diagnostics(&mut self) -> String {
         let mut report = vec![format!("cluster logs in {}", self.scratch.path().display())];
-        if let Backing::Single(server) = &mut self.redis {
-            report.push(server.process_mut().diagnostics(LOG_LINES_ON_FAILURE));
+        match &mut self.redis {
+            Backing::Single(server) => {
+                report.push(server.process_mut().diagnostics(LOG_LINES_ON_FAILURE));
+            }
+            Backing::Cluster(cluster) => report.push(cluster.diagnostics(LOG_LINES_ON_FAILURE)),
+            Backing::Sentinel(_) => {}
         }
         for gateway in &mut self.gateways {
             report.push(gateway.process.diagnostics(LOG_LINES_ON_FAILURE));

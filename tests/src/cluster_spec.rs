@@ -15,6 +15,9 @@ pub enum RedisKind {
     /// away (`min-replicas-to-write 1`), so no failover loses a write; after each one the
     /// new master waits for the demoted one to resync before taking writes.
     SentinelEveryMasterGuarded,
+    /// A Redis Cluster: six nodes, three masters with one replica each; nodes are given a
+    /// `redis+cluster://` URL naming all six.
+    Cluster,
 }
 
 /// What to start.

@@ -2,12 +2,13 @@
 //!
 //! # Layout
 //! - [`binaries`]: where the already built `iris-gateway` and `iris-worker` live.
-//! - [`ports`]: free local TCP ports.
+//! - [`ports`]: free local TCP ports, and port pairs for Redis Cluster nodes.
 //! - [`scratch_dir`]: a per-test directory for logs, kept when the test fails.
 //! - [`child_process`]: a child process that is SIGKILLed when dropped, logging to a file.
 //! - [`resp`]: one Redis command over a raw TCP connection.
 //! - [`redis_server`]: a private `redis-server` per test (optionally durable, restartable).
 //! - [`sentinel_group`]: a master, a replica and three Sentinels, and a real failover.
+//! - [`redis_cluster`]: a six-node Redis Cluster, its failovers and live reshards.
 //! - [`http_recorder`]: a local HTTP server recording requests and answering as told (push
 //!   services' stand-in).
 //! - [`http_probe`]: a minimal HTTP client for `/readyz`, `/metrics`, the server API and Hermes.
@@ -39,6 +40,7 @@ pub mod http_probe;
 pub mod http_recorder;
 pub mod otlp_receiver;
 pub mod ports;
+pub mod redis_cluster;
 pub mod redis_server;
 pub mod resp;
 pub mod scratch_dir;

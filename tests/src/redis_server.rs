@@ -65,7 +65,12 @@ impl RedisServer {
 
     /// Starts a server named `name` (its log file) with extra `args`.
     pub fn start_named(name: &str, log_dir: &Path, args: &[&str]) -> Self {
-        let port = free_port();
+        Self::start_on(free_port(), name, log_dir, args)
+    }
+
+    /// Starts a server named `name` with extra `args` on `port`, which the caller picked
+    /// (a Redis Cluster node needs its bus port free too).
+    pub fn start_on(port: u16, name: &str, log_dir: &Path, args: &[&str]) -> Self {
         let mut all_args = vec![
             "--port".to_owned(),
             port.to_string(),

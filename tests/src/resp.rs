@@ -35,15 +35,26 @@ impl Reply {
 
 /// Runs `args` (command name first) against the Redis on 127.0.0.1:`port`.
 pub fn command(port: u16, args: &[&str]) -> io::Result<Reply> {
+    let mut replies = commands(port, &[args])?;
+    Ok(replies.remove(0))
+}
+
+/// Runs several commands, in order, on one connection to 127.0.0.1:`port` (for commands
+/// that act on the connection, such as Redis Cluster's `ASKING` before the asked one).
+pub fn commands(port: u16, all: &[&[&str]]) -> io::Result<Vec<Reply>> {
     let stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(COMMAND_TIMEOUT))?;
     stream.set_write_timeout(Some(COMMAND_TIMEOUT))?;
-    let mut request = format!("*{}\r\n", args.len());
-    for arg in args {
-        request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    let mut request = String::new();
+    for args in all {
+        request.push_str(&format!("*{}\r\n", args.len()));
+        for arg in *args {
+            request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+        }
     }
     (&stream).write_all(request.as_bytes())?;
-    read_reply(&mut BufReader::new(stream))
+    let mut reader = BufReader::new(stream);
+    all.iter().map(|_| read_reply(&mut reader)).collect()
 }
 
 fn read_reply(reader: &mut impl BufRead) -> io::Result<Reply> {

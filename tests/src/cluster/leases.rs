@@ -12,7 +12,7 @@ impl Cluster {
     /// The node id holding `partition`'s lease, if any (the key holds `<node>|<fence>`).
     pub fn lease_holder(&self, partition: u32) -> Option<String> {
         let lease = iris_shared::keys::lease(partition);
-        let reply = self.redis().command(&["GET", &lease]).ok()?;
+        let reply = self.redis_command(&["GET", &lease]).ok()?;
         let value = reply.text()?;
         Some(value.split('|').next().unwrap_or(value).to_owned())
     }
