@@ -7,6 +7,7 @@
 # compose, collector, dashboard, the server API's docs/openapi.yaml: check-deploy.sh); the
 # Socket.IO baseline's own tests run with npm before the Rust tests, and the browser tests'
 # playwright-core is installed with npm (the web client tests drive Debian's Chromium with it).
+# The flows every device relies on then run a second time on a real Redis Cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,3 +30,9 @@ echo "== browser tests' dependencies (tests/browser: playwright-core)" >&2
 (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 echo "== cargo test" >&2
 cargo test --workspace -- --test-threads "${IRIS_TEST_THREADS:-4}"
+echo "== the product's flows again, on a real six-node Redis Cluster (IRIS_TEST_REDIS=cluster)" >&2
+IRIS_TEST_REDIS=cluster cargo test -p iris-tests \
+  --test pairing --test streamed_turn --test read_receipts --test search --test server_api \
+  --test push --test sync_replay --test history_paging --test channels --test slash_commands \
+  --test request_order --test live_without_sync --test sync_reset --test media \
+  --test busy_agent --test worker_failover -- --test-threads "${IRIS_TEST_THREADS:-4}"

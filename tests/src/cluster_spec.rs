@@ -31,11 +31,25 @@ pub struct ClusterSpec {
     pub(crate) worker_env: Vec<(String, String)>,
 }
 
+/// Environment variable that runs every test asking for the default Redis on a six-node
+/// Redis Cluster instead (`IRIS_TEST_REDIS=cluster`): the same flows, proven on a Cluster.
+pub const TEST_REDIS_ENV: &str = "IRIS_TEST_REDIS";
+
+/// The Redis a test gets unless it asks for one: [`RedisKind::Plain`], or a Cluster when
+/// [`TEST_REDIS_ENV`] says `cluster`.
+fn default_redis() -> RedisKind {
+    match std::env::var(TEST_REDIS_ENV).as_deref() {
+        Ok("cluster") => RedisKind::Cluster,
+        Ok("plain") | Ok("") | Err(_) => RedisKind::Plain,
+        Ok(other) => panic!("{TEST_REDIS_ENV}={other}: expected plain or cluster"),
+    }
+}
+
 impl Default for ClusterSpec {
-    /// One gateway, one worker, 64 partitions.
+    /// One gateway, one worker, 64 partitions, on the default Redis.
     fn default() -> Self {
         Self {
-            redis: RedisKind::Plain,
+            redis: default_redis(),
             gateways: 1,
             workers: 1,
             partitions: 64,

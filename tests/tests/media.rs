@@ -120,7 +120,8 @@ async fn assert_no_files_left(dir: &Path) {
 /// The Redis keys of `account`'s media records and refs.
 fn media_keys(cluster: &Cluster, account: &str) -> Vec<String> {
     let pattern = format!("iris:{{a:{account}}}:media*");
-    match cluster.redis().command(&["KEYS", &pattern]) {
+    // The pattern names one account's hash tag: on a Cluster every such key is on one node.
+    match cluster.redis_command(&["KEYS", &pattern]) {
         Ok(Reply::Array(keys)) => keys
             .iter()
             .filter_map(|key| key.text().map(str::to_owned))

@@ -134,7 +134,7 @@ async fn wait_until_pending_on(cluster: &Cluster, consumer: &str, count: i64) {
     let stream = keys::inbound(partition_of(ACCOUNT, DEFAULT_CHAT, PARTITIONS));
     let deadline = Instant::now() + TAKEOVER_WAIT;
     loop {
-        let reply = cluster.redis().command(&[
+        let reply = cluster.redis_command(&[
             "XPENDING",
             &stream,
             keys::WORKER_GROUP,
