@@ -82,6 +82,9 @@ pub struct DeviceLog {
     pub recovery_ms: Vec<u64>,
     /// Times it stopped reading on purpose.
     pub stalls: usize,
+    /// Explicit resets it was given (`sync.done {reset: true}`): how many seqs it had
+    /// received by then, and the cursor it was told to continue from.
+    pub resets: Vec<(usize, u64)>,
 }
 
 /// A turn the talker is waiting for.
@@ -253,7 +256,11 @@ impl Device {
             return None;
         }
         let done = self.answer_to(client, 2).await?;
-        (type_of(&done) == "sync.done").then_some(())
+        if type_of(&done) != "sync.done" {
+            return None;
+        }
+        self.note_reset(&done);
+        Some(())
     }
 
     /// Reads (recording everything) until the frame answering request `id`.
@@ -272,7 +279,23 @@ impl Device {
         None
     }
 
+    /// A `sync.done {reset: true}`: the outbox lost frames this device may have seen, and
+    /// it continues from the cursor given (an app reloads its history there).
+    fn note_reset(&mut self, done: &Value) {
+        if done["payload"]["reset"] != json!(true) {
+            return;
+        }
+        let Some(cursor) = payload_u64(done, "cursor") else {
+            return;
+        };
+        self.log.resets.push((self.log.seqs.len(), cursor));
+        self.last_seq = Some(cursor);
+    }
+
     fn record(&mut self, frame: &Value) {
+        if type_of(frame) == "sync.done" {
+            self.note_reset(frame);
+        }
         if let Some(seq) = seq_of(frame) {
             self.log.seqs.push(seq);
             self.last_seq = Some(self.last_seq.map_or(seq, |last| last.max(seq)));

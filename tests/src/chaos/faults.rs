@@ -13,6 +13,8 @@ pub const STALL: Duration = Duration::from_millis(2_500);
 /// How long a paused worker stays stopped (longer than the default 2 s lease).
 pub const PAUSE: Duration = Duration::from_millis(3_000);
 
+/// Slots one reshard moves.
+const RESHARD_SLOTS: u16 = 1_000;
 /// How long Redis stays down.
 pub const REDIS_DOWN: Duration = Duration::from_millis(1_000);
 
@@ -35,6 +37,12 @@ pub enum Fault {
     RestartRedis,
     /// `SENTINEL FAILOVER`: the replica becomes master (Sentinel-managed Redis only).
     SentinelFailover,
+    /// SIGKILL a Redis Cluster master: its replica is promoted, and the old master is
+    /// started again on its data and rejoins as a replica.
+    KillClusterMaster,
+    /// Move slots from one Redis Cluster master to another (`redis-cli --cluster
+    /// reshard`) while traffic flows.
+    ReshardCluster,
 }
 
 impl Fault {
@@ -59,6 +67,16 @@ impl Fault {
         Fault::PauseWorker,
     ];
 
+    /// The faults of a run on a Redis Cluster.
+    pub const WITH_CLUSTER: [Fault; 6] = [
+        Fault::KillClusterMaster,
+        Fault::KillGateway,
+        Fault::ReshardCluster,
+        Fault::KillWorker,
+        Fault::StallDevice,
+        Fault::DrainGateway,
+    ];
+
     /// Its name in reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -70,6 +88,8 @@ impl Fault {
             Fault::StallDevice => "slow consumer",
             Fault::RestartRedis => "redis kill -9 + restart",
             Fault::SentinelFailover => "sentinel failover",
+            Fault::KillClusterMaster => "cluster master kill -9",
+            Fault::ReshardCluster => "cluster reshard",
         }
     }
 }
@@ -134,6 +154,32 @@ pub async fn inject(
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             group.failover();
+        }
+        Fault::KillClusterMaster => {
+            let redis = cluster
+                .redis_cluster_mut()
+                .expect("a cluster master kill needs a Redis Cluster");
+            // The harness waits by polling the nodes: off the runtime's worker threads.
+            tokio::task::block_in_place(|| {
+                redis.wait_for_ok();
+                let masters = redis.masters();
+                let killed = redis.kill_master(masters[pick % masters.len()]);
+                redis.wait_failover_of(killed);
+                redis.restart(killed);
+                redis.wait_for_ok();
+            });
+        }
+        Fault::ReshardCluster => {
+            let redis = cluster
+                .redis_cluster()
+                .expect("a reshard needs a Redis Cluster");
+            tokio::task::block_in_place(|| {
+                redis.wait_for_ok();
+                let masters = redis.masters();
+                let from = masters[pick % masters.len()];
+                let to = masters[(pick + 1) % masters.len()];
+                redis.reshard_blocking(from, to, RESHARD_SLOTS);
+            });
         }
         Fault::StallDevice => {
             let Some(device) = listeners.get(pick % listeners.len().max(1)) else {

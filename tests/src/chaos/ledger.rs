@@ -8,8 +8,8 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use crate::chaos::device::DeviceLog;
+use crate::cluster::Cluster;
 use crate::frames::{payload_str, type_of};
-use crate::redis_server::RedisServer;
 use crate::resp::Reply;
 
 /// One outboxed frame.
@@ -23,11 +23,11 @@ pub struct OutboxEntry {
     pub frame: Value,
 }
 
-/// Reads `account`'s whole outbox.
-pub fn read_outbox(redis: &RedisServer, account: &str) -> Vec<OutboxEntry> {
+/// Reads `account`'s whole outbox, from whichever Redis the cluster runs on.
+pub fn read_outbox(cluster: &Cluster, account: &str) -> Vec<OutboxEntry> {
     let key = iris_shared::keys::AccountKeys::new(account).outbox();
-    let reply = redis
-        .command(&["XRANGE", &key, "-", "+"])
+    let reply = cluster
+        .redis_command(&["XRANGE", &key, "-", "+"])
         .unwrap_or_else(|err| panic!("XRANGE {key}: {err}"));
     let Reply::Array(entries) = reply else {
         panic!("XRANGE {key} answered {reply:?}");
@@ -73,21 +73,44 @@ pub struct DeviceCounts {
     pub reordered: usize,
     /// Received but not owed to it (another device's or another account's frame).
     pub foreign: usize,
+    /// Explicit resets it was given (frames before the last one are not judged).
+    pub resets: usize,
     /// The first lost frames: seq and type.
     pub lost_examples: Vec<(u64, String)>,
 }
 
 /// Counts for one device against its account's outbox.
+///
+/// After an explicit reset the device is owed what follows the cursor it was given, and
+/// what it received before is not held against the outbox (the reset said the outbox lost
+/// some of it); repeats and reorderings count everywhere but across a reset.
 pub fn count_device(log: &DeviceLog, outbox: &[OutboxEntry]) -> DeviceCounts {
-    let from = log.first_cursor.unwrap_or(u64::MAX);
+    let (judged_from, from) = match log.resets.last() {
+        Some(&(index, cursor)) => (index, cursor),
+        None => (0, log.first_cursor.unwrap_or(u64::MAX)),
+    };
     let owed: BTreeSet<u64> = outbox
         .iter()
         .filter(|entry| entry.seq > from)
         .filter(|entry| entry.target.as_ref().is_none_or(|t| *t == log.device_id))
         .map(|entry| entry.seq)
         .collect();
-    let received: BTreeSet<u64> = log.seqs.iter().copied().collect();
-    let reordered = log.seqs.windows(2).filter(|w| w[1] < w[0]).count();
+    let received: BTreeSet<u64> = log.seqs[judged_from..].iter().copied().collect();
+    let mut segment_starts: Vec<usize> = log.resets.iter().map(|&(index, _)| index).collect();
+    segment_starts.insert(0, 0);
+    segment_starts.push(log.seqs.len());
+    let segments: Vec<&[u64]> = segment_starts
+        .windows(2)
+        .map(|bounds| &log.seqs[bounds[0]..bounds[1].max(bounds[0])])
+        .collect();
+    let reordered = segments
+        .iter()
+        .map(|segment| segment.windows(2).filter(|w| w[1] < w[0]).count())
+        .sum();
+    let duplicated = segments
+        .iter()
+        .map(|segment| segment.len() - segment.iter().collect::<BTreeSet<_>>().len())
+        .sum();
     let lost_examples = outbox
         .iter()
         .filter(|entry| owed.contains(&entry.seq) && !received.contains(&entry.seq))
@@ -99,9 +122,10 @@ pub fn count_device(log: &DeviceLog, outbox: &[OutboxEntry]) -> DeviceCounts {
         owed: owed.len(),
         received: log.seqs.len(),
         lost: owed.difference(&received).count(),
-        duplicated: log.seqs.len() - received.len(),
+        duplicated,
         reordered,
         foreign: received.difference(&owed).count(),
+        resets: log.resets.len(),
         lost_examples,
     }
 }
@@ -219,14 +243,21 @@ impl ChaosReport {
         let _ = writeln!(out, "faults: {}", faults.join(", "));
         let _ = writeln!(
             out,
-            "{:<28} {:>7} {:>8} {:>5} {:>10} {:>9} {:>7}",
-            "device", "owed", "received", "lost", "duplicated", "reordered", "foreign"
+            "{:<28} {:>7} {:>8} {:>5} {:>10} {:>9} {:>7} {:>6}",
+            "device", "owed", "received", "lost", "duplicated", "reordered", "foreign", "resets"
         );
         for d in &self.devices {
             let _ = writeln!(
                 out,
-                "{:<28} {:>7} {:>8} {:>5} {:>10} {:>9} {:>7}",
-                d.device, d.owed, d.received, d.lost, d.duplicated, d.reordered, d.foreign
+                "{:<28} {:>7} {:>8} {:>5} {:>10} {:>9} {:>7} {:>6}",
+                d.device,
+                d.owed,
+                d.received,
+                d.lost,
+                d.duplicated,
+                d.reordered,
+                d.foreign,
+                d.resets
             );
         }
         for d in self.devices.iter().filter(|d| !d.lost_examples.is_empty()) {
