@@ -47,7 +47,7 @@ async fn a_flushed_redis_resets_live_devices_and_turns_go_on() {
 
     // The worker notices on its own check; a turn it ran before would end interrupted.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !cluster.worker_log(0).contains("the cluster epoch changed")
+    while !cluster.worker_log(0).contains("an epoch changed")
         && std::time::Instant::now() < deadline
     {
         tokio::time::sleep(Duration::from_millis(100)).await;
