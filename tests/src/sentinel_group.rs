@@ -59,7 +59,17 @@ impl SentinelGroup {
     /// Starts the master, its replica and three Sentinels (logs and configs in `dir`) and
     /// waits until every Sentinel knows the replica and its two peers.
     pub fn start(dir: &Path, guard: Guard) -> Self {
-        let plain = ["--save", "", "--appendonly", "no"];
+        // A replica that must resync (the demoted master, after a failover) gets its data
+        // at once instead of after the default 5 s that lets more replicas join one sync: a
+        // guarded master takes writes again only once it has.
+        let plain = [
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--repl-diskless-sync-delay",
+            "0",
+        ];
         // A guarded master takes writes only while its replica follows it, so once the
         // replica is promoted the old master refuses writes instead of taking ones the new
         // master never sees (it is made a replica only when the Sentinels next look at it).
