@@ -38,7 +38,7 @@
 //! | `iris:{a:A}:push_window:<device>` | string | worker that pushed the device last, expiring with its rate-limit window |
 //! | `iris:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
 //! | `iris:{p:<p>}:lease` | string | `<node>\|<fence>` of p's owner, with a TTL |
-//! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p |
+//! | `iris:{p:<p>}:fence` | counter | last fencing token issued for p (`max(last + 1, Redis clock in ms)`, so a lost counter restarts above every earlier token) |
 //! | `iris:epoch` | string | the cluster epoch: lost data shows as a missing or changed value |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
 //! | `iris:leases:released` | pub/sub channel | a worker gave leases up: the others look for free partitions at once |
