@@ -11,7 +11,7 @@
 //! | `iris:token:<sha256>` | hash | a device token's account, label, creation time (see [`crate::tokens`]) |
 //! | `iris:{a:A}:tokens` | set | the token hashes of account A |
 //! | `iris:{a:A}:outbox` | stream | A's never-dropped frames, entry id `<seq>-0` |
-//! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head |
+//! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head; `run`: the Redis history that handed seqs out last; `lost`, `lost_floor`: seq ranges its rebases lost (see [`crate::outbox::lost`]) |
 //! | `iris:{a:A}:presence` | zset | gateway node → expiry (ms) of its hold on A's devices |
 //! | `iris:{a:A}:channels` | hash | chat id → channel JSON |
 //! | `iris:{a:A}:devices` | hash | device id → device JSON (name, last seen, node, token id; see [`crate::devices`]) |
@@ -82,7 +82,7 @@ impl AccountKeys {
     pub fn outbox(&self) -> String {
         format!("{}:outbox", self.tag)
     }
-    /// The outbox's head counter.
+    /// The outbox's head, the Redis history that wrote it, and its lost ranges.
     pub fn outbox_meta(&self) -> String {
         format!("{}:outbox:meta", self.tag)
     }
