@@ -114,16 +114,15 @@ if effect_id ~= '' then
 end
 
 if outboxed then
-  local head = redis.call('HMGET', meta, 'seq', 'run')
-  local recorded = head[2] or ''
+  -- One HGET in the steady state (the seq is read only to rebase).
+  local recorded = redis.call('HGET', meta, 'run') or ''
   local here = history_here(string.sub(recorded, 1, 5) == 'repl:')
-  if not head[1] then
-    redis.call('HSET', meta, 'seq', seq_base, 'run', here)
-  elseif recorded == '' then
-    -- Written before identities were recorded: nothing to compare with.
+  if recorded == '' then
+    -- A new outbox, or one written before histories were recorded: nothing to compare.
+    redis.call('HSETNX', meta, 'seq', seq_base)
     redis.call('HSET', meta, 'run', here)
   elseif recorded ~= here then
-    rebase(tonumber(head[1]), history_here(false))
+    rebase(tonumber(redis.call('HGET', meta, 'seq') or seq_base), history_here(false))
   end
   local seq = redis.call('HINCRBY', meta, 'seq', 1)
   local entry = {'f', frame, 'o', origin, 'r', request_id, 't', target}
