@@ -13,11 +13,13 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use iris_shared::keys::AccountKeys;
+use iris_shared::outbox::REBASE_JUMP;
 use iris_shared::partition::partition_of;
 use iris_tests::client::{Client, DEFAULT_CHAT};
 use iris_tests::cluster::Cluster;
-use iris_tests::cluster_spec::ClusterSpec;
+use iris_tests::cluster_spec::{ClusterSpec, RedisKind};
 use iris_tests::frames::{id_of, payload_u64, seq_of, seqs_and_types, type_of};
+use iris_tests::http_probe::wait_for_status;
 use iris_tests::turn::{assert_whole_streamed_turn, is_user_message};
 
 const ACCOUNT: &str = "rhea";
@@ -179,6 +181,53 @@ async fn a_live_device_whose_last_seq_was_lost_is_reset_when_the_outbox_is_rebas
         frames.iter().filter_map(seq_of).all(|seq| seq > cursor),
         "frames at or below the reset cursor: {frames:#?}"
     );
+}
+
+/// How long the nodes may take to be ready again after Redis restarted.
+const RECOVERY_WITHIN: Duration = Duration::from_secs(20);
+
+/// Proves that a real change of server is detected: after Redis crashed and restarted on
+/// its own data (`appendfsync always`, so nothing was lost, but a restarted server cannot
+/// know that), the next frame's seq jumps at least `REBASE_JUMP` past the old head, and a
+/// device syncing from its pairing cursor replays every frame from before and after the
+/// restart, across the jump, with no reset: a rebase that lost nothing costs only the jump.
+#[tokio::test]
+async fn a_restarted_redis_rebases_the_outbox_and_devices_replay_across_the_jump() {
+    let spec = ClusterSpec::default()
+        .redis(RedisKind::Durable)
+        .worker_env("IRIS_ECHO_DELAY_MS", "0");
+    let mut cluster = Cluster::start("outbox-rebase-restart", spec).await;
+    let token = cluster.create_token(ACCOUNT);
+    let mut phone = cluster.connect(0, "phone").await;
+    let ack = phone.pair(&token, "phone").await;
+    let paired_at = payload_u64(&ack, "sync_cursor").expect("hello.ack has a cursor");
+    let before = turn(&mut phone, "before the restart").await;
+    phone.close().await;
+
+    cluster.kill_redis();
+    cluster.restart_redis();
+    wait_for_status(cluster.gateway_addr(0), "/readyz", 200, RECOVERY_WITHIN).await;
+    cluster.wait_workers_serving().await;
+
+    let mut laptop = cluster.connect(0, "laptop").await;
+    laptop.set_recv_timeout(RECOVERY_WITHIN);
+    laptop.pair(&token, "laptop").await;
+    let after = turn(&mut laptop, "after the restart").await;
+    let first_new = after.iter().find_map(seq_of).expect("outboxed frames");
+    assert!(
+        first_new > last_seq(&before) + REBASE_JUMP,
+        "seq {first_new} did not jump past the old head {}",
+        last_seq(&before)
+    );
+
+    let mut desk = cluster.connect(0, "desk").await;
+    desk.hello_resuming(&token, "desk").await;
+    let replayed = assert_replayed("desk", &desk.sync(paired_at).await);
+    let expected: Vec<_> = seqs_and_types(&before)
+        .into_iter()
+        .chain(seqs_and_types(&after))
+        .collect();
+    assert_eq!(replayed, expected);
 }
 
 /// How long the worker may take to notice its lease is gone and take the partition again.
