@@ -40,12 +40,14 @@ local effects_ttl, retention, outboxed = ARGV[11], ARGV[12], ARGV[13] == '1'
 local messages, message_id, chat_id = KEYS[7], ARGV[14], ARGV[15]
 local traceparent, jump, ranges_kept = ARGV[16], tonumber(ARGV[17]), tonumber(ARGV[18])
 
--- The Redis history this script runs in. On a cluster node, its node id: CLUSTER MYID
--- costs about 1 us in a script. Elsewhere, the master's replication id, which changes when
--- a replica is promoted and when a master restarts, whatever it reloaded (INFO replication,
--- about 6 us; INFO server's run_id costs about 10 us and stays the same across a demotion
--- and a later promotion of one process). An outbox last written on a plain server says so
--- (repl:), and then the failing CLUSTER call (about 2 us) is skipped.
+-- The Redis history this script runs in, to tell whether another one handed out the seqs.
+-- On a cluster node: its node id (CLUSTER MYID, about 0.5 us in a script). Elsewhere: the
+-- master's replication id (INFO replication, about 3.5 us), which changes when a replica is
+-- promoted and when a master restarts, whatever it reloaded; INFO server's run_id costs
+-- 7-9 us and stays the same when one process is demoted and later promoted again. An
+-- outbox last written on a plain server says so (repl:), so the failing CLUSTER call
+-- (about 2 us) is skipped there. A cluster node keeps its id across restarts
+-- (docs/reliability.md, "Failovers and restarts", says what that leaves uncovered).
 local function history_here(plain)
   if not plain then
     local ok, id = pcall(redis.call, 'CLUSTER', 'MYID')
