@@ -17,7 +17,7 @@
 //! | `iris:token:<sha256>` | hash | a device token's account, label, creation time (see [`crate::tokens`]) |
 //! | `iris:{a:A}:tokens` | set | the token hashes of account A |
 //! | `iris:{a:A}:outbox` | stream | A's never-dropped frames, entry id `<seq>-0` |
-//! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head |
+//! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head; `run`: the Redis history that handed seqs out last; `lost`, `lost_floor`: seq ranges its rebases lost (see [`crate::outbox::lost`]) |
 //! | `iris:{a:A}:presence` | zset | gateway node → expiry (ms) of its hold on A's devices |
 //! | `iris:{a:A}:channels` | hash | chat id → channel JSON |
 //! | `iris:{a:A}:devices` | hash | device id → device JSON (name, last seen, node, token id; see [`crate::devices`]) |
@@ -44,7 +44,7 @@
 //! | `iris:{a:A}:push_window:<device>` | string | worker that pushed the device last, expiring with its rate-limit window |
 //! | `iris:{p:<g>}:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
 //! | `iris:{p:<g>}:lease:<p>` | string | `<node>\|<fence>` of p's owner, with a TTL |
-//! | `iris:{p:<g>}:fence:<p>` | counter | last fencing token issued for p |
+//! | `iris:{p:<g>}:fence:<p>` | counter | last fencing token issued for p (`max(last + 1, Redis clock in ms)`, so a lost counter restarts above every earlier token) |
 //! | `iris:epoch` | string | the cluster epoch: lost data shows as a missing or changed value |
 //! | `iris:{e:<n>}:epoch` | string | on a Redis Cluster, one master's epoch (the first n whose tag hashes into its slots) |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
@@ -92,7 +92,7 @@ impl AccountKeys {
     pub fn outbox(&self) -> String {
         format!("{}:outbox", self.tag)
     }
-    /// The outbox's head counter.
+    /// The outbox's head, the Redis history that wrote it, and its lost ranges.
     pub fn outbox_meta(&self) -> String {
         format!("{}:outbox:meta", self.tag)
     }

@@ -1,13 +1,15 @@
 //! A whole Iris Cluster for one test: a private Redis, gateway and worker processes
 //! started from the built binaries, and the operator's actions on them (tokens, crashes).
 //! Dropping it kills every process; if the test is failing, it first prints each
-//! process's log path and last log lines. Who holds which lease is asked in `leases`.
+//! process's log path and last log lines. Who holds which lease is asked in `leases`; data
+//! a Redis shard loses is shown by rewriting its keys in `redis_loss`.
 
 use std::net::SocketAddr;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod leases;
+mod redis_loss;
 
 use crate::binaries::{binary, GATEWAY, WORKER};
 use crate::child_process::ChildProcess;

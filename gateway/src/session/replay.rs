@@ -1,6 +1,8 @@
 //! Replays from the outbox: answering `sync {cursor}` and filling seq gaps in live
 //! delivery. Pages are read one at a time, so a long catch-up never asks Redis for an
-//! unbounded reply.
+//! unbounded reply. A replay that finds the device's last seq in a range a rebase of the
+//! outbox lost resets the device (`sync.done {reset: true}`, answering the sync or
+//! unsolicited) instead.
 
 use actix::prelude::*;
 use actix_web_actors::ws;
@@ -11,7 +13,7 @@ use iris_shared::protocol::{ErrorCode, ServerBody, ServerFrame, SyncDone};
 
 use super::Session;
 use crate::close_codes;
-use crate::cursor::{ReplayRange, SyncStart};
+use crate::cursor::{ReplayRange, Replayed, SyncStart};
 use crate::metrics;
 
 /// Why a replay runs.
@@ -189,7 +191,7 @@ impl Session {
             read_page
                 .into_actor(self)
                 .map(|result, act, ctx| match result {
-                    Ok(frames) => act.on_replay_page(frames, ctx),
+                    Ok(page) => act.on_replay_page(page, ctx),
                     Err(err) => {
                         let sync_request = match act.replay {
                             Some(ReplayPurpose::Sync { request_id, .. }) => Some(request_id),
@@ -201,17 +203,16 @@ impl Session {
         );
     }
 
-    fn on_replay_page(
-        &mut self,
-        frames: Vec<iris_shared::delivery::RoutedFrame>,
-        ctx: &mut ws::WebsocketContext<Self>,
-    ) {
+    fn on_replay_page(&mut self, page: outbox::ReplayPage, ctx: &mut ws::WebsocketContext<Self>) {
         let Some(cursor) = self.cursor.as_mut() else {
             return;
         };
-        let page_was_full = frames.len() == REPLAY_PAGE;
-        match cursor.on_replayed(frames, page_was_full) {
-            Ok((to_send, reached_end)) => {
+        let page_was_full = page.frames.len() == REPLAY_PAGE;
+        match cursor.on_replayed(page, page_was_full) {
+            Ok(Replayed::Frames {
+                to_send,
+                reached_end,
+            }) => {
                 metrics::add(
                     &self.state.metrics.replayed_frames_total,
                     to_send.len() as u64,
@@ -228,6 +229,7 @@ impl Session {
                     self.finish_replay(ctx);
                 }
             }
+            Ok(Replayed::Lost { head }) => self.reset_lost_position(head, ctx),
             Err(broken) => {
                 tracing::info!(session = self.id, %broken, "replay cannot be completed");
                 if let Some(ReplayPurpose::Sync { request_id, .. }) = self.replay.take() {
@@ -245,6 +247,39 @@ impl Session {
                 );
             }
         }
+    }
+
+    /// The device saw frames a rebase of the outbox lost: it is reset to `head` like any
+    /// device whose cursor cannot be served, answering its sync if this replay is one and
+    /// unsolicited otherwise (as after Redis lost its data); frames held meanwhile follow.
+    fn reset_lost_position(&mut self, head: u64, ctx: &mut ws::WebsocketContext<Self>) {
+        let purpose = self.replay.take();
+        let Some(cursor) = self.cursor.as_mut() else {
+            return;
+        };
+        tracing::info!(
+            session = self.id,
+            delivered = cursor.delivered(),
+            head,
+            "the device saw frames the outbox lost; resetting it"
+        );
+        let (to_send, gap) = cursor.reset_to(head);
+        metrics::incr(&self.state.metrics.sync_resets_total);
+        let request_id = match purpose {
+            Some(ReplayPurpose::Sync {
+                request_id,
+                started,
+            }) => {
+                self.state
+                    .metrics
+                    .sync_replay_seconds
+                    .observe(started.elapsed());
+                request_id
+            }
+            _ => None,
+        };
+        self.send_sync_done(ctx, request_id, head, true);
+        self.send_released(to_send, gap, ctx);
     }
 
     fn finish_replay(&mut self, ctx: &mut ws::WebsocketContext<Self>) {

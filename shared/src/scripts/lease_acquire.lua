@@ -3,6 +3,15 @@
 -- Atomic: a free lease is taken with a fresh fencing token, so two nodes never both hold
 -- it and each holder's token is larger than every earlier holder's.
 --
+-- The token is max(counter + 1, now in ms), not just the next count: the counter lives on
+-- the partition's shard while the chat fences it must beat live on the accounts' shards,
+-- so if that shard loses the counter (a lossy failover, a restart on old data) a plain
+-- count would restart at 1 and every new owner would be refused until the chat fences
+-- expired. On the clock it restarts above every token issued before the loss (tokens
+-- track the clock unless partitions change hands more than once a millisecond). The clock
+-- is Redis's own (TIME), so workers' clocks do not matter; a promoted replica's may lag
+-- the old master's by less than the failover took.
+--
 -- KEYS[1] lease   KEYS[2] fencing-token counter
 -- ARGV[1] node id   ARGV[2] lease TTL (ms)
 --
@@ -19,6 +28,10 @@ if holder then
   end
   return 0
 end
-local fence = redis.call('INCR', counter)
+local time = redis.call('TIME')
+local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local fence = math.max(tonumber(redis.call('GET', counter) or '0') + 1, now_ms)
+fence = string.format('%.0f', fence)
+redis.call('SET', counter, fence)
 redis.call('SET', lease, node .. '|' .. fence, 'PX', ttl)
-return fence
+return tonumber(fence)

@@ -17,6 +17,16 @@
 -- ARGV[12] outbox retention TTL (s)                     ARGV[13] '1' = outboxed, '0' = live only
 -- ARGV[14] message id of the history entry              ARGV[15] chat id
 -- ARGV[16] W3C traceparent of the writer's span ('' = not traced)
+-- ARGV[17] least jump of a rebase                   ARGV[18] lost ranges kept
+--
+-- One seq names one frame, forever. The meta records which Redis history handed out its
+-- seqs (field run). When another one appends (a promoted replica that may lack the tail
+-- the old master had handed out, a restarted server that lost its last writes, a slot
+-- moved to another node), the outbox is rebased first: the head jumps to
+-- max(seq + jump, seq_base), above every seq the old history could have handed out, and
+-- (seq, point] is recorded as lost (field lost, at most ARGV[18] ranges; older ones fold
+-- into lost_floor). A device whose last seq is inside is reset; the others step over the
+-- jump, which holds no frame. A rebase where nothing was lost costs only the jump.
 --
 -- Returns {status, seq, node...}: status 1 = written, 2 = already written by an earlier
 -- attempt (seq is that attempt's), 0 = fenced off (a newer owner wrote for this chat; seq 0).
@@ -28,7 +38,59 @@ local fence, effect_id, frame, origin, request_id, target =
 local max_len, now, history_entry, seq_base = ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 local effects_ttl, retention, outboxed = ARGV[11], ARGV[12], ARGV[13] == '1'
 local messages, message_id, chat_id = KEYS[7], ARGV[14], ARGV[15]
-local traceparent = ARGV[16]
+local traceparent, jump, ranges_kept = ARGV[16], tonumber(ARGV[17]), tonumber(ARGV[18])
+
+-- The Redis history this script runs in, to tell whether another one handed out the seqs.
+-- On a cluster node: its node id (CLUSTER MYID, about 0.5 us in a script). Elsewhere: the
+-- master's replication id (INFO replication, about 3.5 us), which changes when a replica is
+-- promoted and when a master restarts, whatever it reloaded; INFO server's run_id costs
+-- 7-9 us and stays the same when one process is demoted and later promoted again. An
+-- outbox last written on a plain server says so (repl:), so the failing CLUSTER call
+-- (about 2 us) is skipped there. A cluster node keeps its id across restarts
+-- (docs/reliability.md, "Failovers and restarts", says what that leaves uncovered).
+local function history_here(plain)
+  if not plain then
+    local ok, id = pcall(redis.call, 'CLUSTER', 'MYID')
+    if ok then
+      return 'node:' .. id
+    end
+  end
+  return 'repl:' .. string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')
+end
+
+-- Moves the head from `before` past every seq another history could have handed out and
+-- records (before, point] as lost. Ranges below the oldest frame kept are dropped: their
+-- cursors reset anyway, as older than the outbox.
+local function rebase(before, here)
+  local point = math.max(before + jump, tonumber(seq_base))
+  local fields = redis.call('HMGET', meta, 'lost', 'lost_floor')
+  local floor = tonumber(fields[2] or '0')
+  local first = redis.call('XRANGE', outbox, '-', '+', 'COUNT', 1)
+  local oldest = point + 1
+  if #first > 0 then
+    oldest = tonumber(string.match(first[1][1], '^(%d+)-'))
+  end
+  local kept = {}
+  for b, p in string.gmatch(fields[1] or '', '(%d+)-(%d+)') do
+    if tonumber(p) + 1 >= oldest then
+      kept[#kept + 1] = {tonumber(b), tonumber(p)}
+    end
+  end
+  kept[#kept + 1] = {before, point}
+  while #kept > ranges_kept do
+    floor = math.max(floor, kept[1][2])
+    table.remove(kept, 1)
+  end
+  if floor + 1 < oldest then
+    floor = 0
+  end
+  local lost = {}
+  for i, range in ipairs(kept) do
+    lost[i] = string.format('%.0f-%.0f', range[1], range[2])
+  end
+  redis.call('HSET', meta, 'seq', string.format('%.0f', point), 'run', here,
+    'lost', table.concat(lost, ' '), 'lost_floor', string.format('%.0f', floor))
+end
 
 if fence then
   local current_fence = tonumber(redis.call('GET', fence_key) or '0')
@@ -54,7 +116,16 @@ if effect_id ~= '' then
 end
 
 if outboxed then
-  redis.call('HSETNX', meta, 'seq', seq_base)
+  -- One HGET in the steady state (the seq is read only to rebase).
+  local recorded = redis.call('HGET', meta, 'run') or ''
+  local here = history_here(string.sub(recorded, 1, 5) == 'repl:')
+  if recorded == '' then
+    -- A new outbox, or one written before histories were recorded: nothing to compare.
+    redis.call('HSETNX', meta, 'seq', seq_base)
+    redis.call('HSET', meta, 'run', here)
+  elseif recorded ~= here then
+    rebase(tonumber(redis.call('HGET', meta, 'seq') or seq_base), history_here(false))
+  end
   local seq = redis.call('HINCRBY', meta, 'seq', 1)
   local entry = {'f', frame, 'o', origin, 'r', request_id, 't', target}
   if traceparent ~= '' then

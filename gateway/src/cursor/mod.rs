@@ -2,13 +2,17 @@
 //! outboxed frame reach the device exactly once and in order: live frames, `sync`
 //! replays and gap fills all pass through here.
 //!
+//! A rebased outbox (see `iris_shared::outbox::lost`) has a jump in its seqs: a replay
+//! steps over it when the device's position is at or before its start, and reports the
+//! device lost (to be reset) when its last seq lies inside.
+//!
 //! Pure state, no I/O: the session actor performs the reads this module asks for.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use iris_shared::delivery::RoutedFrame;
-use iris_shared::outbox::{OutboxWindow, SyncPlan};
+use iris_shared::outbox::{OutboxWindow, ReplayPage, SyncPlan};
 
 /// What to do with a live frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +71,24 @@ pub struct DeliveryCursor {
     /// Highest seq known to be in the outbox that was not handed over live (the device
     /// fell behind and the node left it in the outbox); read from there before `held`.
     owed: u64,
+}
+
+/// What a replayed page means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replayed {
+    /// Frames to send, and whether the replay has reached its end.
+    Frames {
+        /// The page's frames the device is owed, in order.
+        to_send: Vec<RoutedFrame>,
+        /// Whether the replay is over.
+        reached_end: bool,
+    },
+    /// The device's last seq lies in a range a rebase of the outbox lost: it saw frames
+    /// that are gone, and must be reset ([`DeliveryCursor::reset_to`]) to `head`.
+    Lost {
+        /// The outbox head when the page was read.
+        head: u64,
+    },
 }
 
 /// The outbox no longer holds a frame a replay needs.
@@ -196,19 +218,29 @@ impl DeliveryCursor {
         }
     }
 
-    /// Frames read for the replay in progress, oldest first; returns those to send and
-    /// whether the replay has reached its end.
+    /// A page read for the replay in progress (frames oldest first, with the outbox's lost
+    /// ranges): the frames to send and whether the replay has reached its end, or that
+    /// the device's position was lost.
     pub fn on_replayed(
         &mut self,
-        frames: Vec<RoutedFrame>,
+        page: ReplayPage,
         page_was_full: bool,
-    ) -> Result<(Vec<RoutedFrame>, bool), ReplayBroken> {
+    ) -> Result<Replayed, ReplayBroken> {
         let Some(range) = self.replay else {
-            return Ok((Vec::new(), true));
+            return Ok(Replayed::Frames {
+                to_send: Vec::new(),
+                reached_end: true,
+            });
         };
-        let mut to_send = Vec::with_capacity(frames.len());
+        let position = self.replay_next.saturating_sub(1);
+        if page.lost.contains(position) {
+            return Ok(Replayed::Lost { head: page.head });
+        }
+        // The jumps of rebases hold no frame: the next one may come after one.
+        self.replay_next = page.lost.skip(position) + 1;
+        let mut to_send = Vec::with_capacity(page.frames.len());
         let mut reached_end = !page_was_full;
-        for frame in frames {
+        for frame in page.frames {
             let Some(seq) = frame.seq else { continue };
             if seq > range.to {
                 reached_end = true;
@@ -219,7 +251,7 @@ impl DeliveryCursor {
                     missing: self.replay_next,
                 });
             }
-            self.replay_next = seq + 1;
+            self.replay_next = page.lost.skip(seq) + 1;
             to_send.push(frame);
         }
         if self.replay_next > range.to {
@@ -230,7 +262,19 @@ impl DeliveryCursor {
                 missing: self.replay_next,
             });
         }
-        Ok((to_send, reached_end))
+        Ok(Replayed::Frames {
+            to_send,
+            reached_end,
+        })
+    }
+
+    /// The device is reset to `head` (it reloads history): the replay in progress ends,
+    /// and held frames are released as after any replay (those up to `head` are dropped,
+    /// the history covers them).
+    pub fn reset_to(&mut self, head: u64) -> (Vec<Arc<RoutedFrame>>, Option<ReplayRange>) {
+        self.replay = None;
+        self.delivered = self.delivered.max(head);
+        self.finish_replay()
     }
 
     /// Where the next replay page starts (exclusive).
@@ -271,157 +315,4 @@ impl DeliveryCursor {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn frame(seq: Option<u64>) -> Arc<RoutedFrame> {
-        Arc::new(RoutedFrame::new("a", seq, "{}"))
-    }
-
-    fn seqs(frames: &[RoutedFrame]) -> Vec<u64> {
-        frames.iter().filter_map(|f| f.seq).collect()
-    }
-
-    fn window(head: u64, oldest: u64) -> OutboxWindow {
-        OutboxWindow {
-            head,
-            oldest: Some(oldest),
-        }
-    }
-
-    #[test]
-    fn frames_wait_for_the_first_sync_then_flow_after_the_replay() {
-        let mut cursor = DeliveryCursor::new(10);
-        assert_eq!(cursor.on_live(frame(Some(11))), LiveStep::Held);
-        let start = cursor.begin_sync(7, window(11, 1));
-        assert_eq!(start, SyncStart::Replay(ReplayRange { after: 7, to: 11 }));
-        let page: Vec<_> = (8..=11).map(|s| (*frame(Some(s))).clone()).collect();
-        let (sent, done) = cursor.on_replayed(page, false).unwrap();
-        assert_eq!(seqs(&sent), vec![8, 9, 10, 11]);
-        assert!(done);
-        let (released, gap) = cursor.finish_replay();
-        assert!(released.is_empty(), "seq 11 was replayed, not sent twice");
-        assert_eq!(gap, None);
-        assert!(matches!(cursor.on_live(frame(Some(12))), LiveStep::Send(_)));
-    }
-
-    #[test]
-    fn a_late_sync_replays_only_what_preceded_pairing() {
-        let mut cursor = DeliveryCursor::new(10);
-        cursor.start_live();
-        assert!(matches!(cursor.on_live(frame(Some(11))), LiveStep::Send(_)));
-        let start = cursor.begin_sync(8, window(11, 1));
-        assert_eq!(start, SyncStart::Replay(ReplayRange { after: 8, to: 10 }));
-    }
-
-    #[test]
-    fn a_gap_in_live_frames_is_filled_from_the_outbox_before_the_frame() {
-        let mut cursor = DeliveryCursor::new(10);
-        cursor.start_live();
-        let step = cursor.on_live(frame(Some(13)));
-        assert_eq!(step, LiveStep::FillGap(ReplayRange { after: 10, to: 12 }));
-        assert_eq!(cursor.on_live(frame(None)), LiveStep::Held);
-        let page: Vec<_> = (11..=13).map(|s| (*frame(Some(s))).clone()).collect();
-        let (sent, done) = cursor.on_replayed(page, false).unwrap();
-        assert_eq!(seqs(&sent), vec![11, 12]);
-        assert!(done);
-        let (released, gap) = cursor.finish_replay();
-        assert_eq!(released.len(), 2);
-        assert_eq!(released[0].seq, Some(13));
-        assert_eq!(gap, None);
-    }
-
-    #[test]
-    fn frames_left_in_the_outbox_are_read_before_the_catch_up_frames() {
-        let mut cursor = DeliveryCursor::new(10);
-        cursor.start_live();
-        assert_eq!(
-            cursor.on_skipped(14),
-            Some(ReplayRange { after: 10, to: 14 })
-        );
-        assert_eq!(cursor.on_live(frame(None)), LiveStep::Held);
-        let page: Vec<_> = (11..=14).map(|s| (*frame(Some(s))).clone()).collect();
-        let (sent, done) = cursor.on_replayed(page, false).unwrap();
-        assert_eq!(seqs(&sent), vec![11, 12, 13, 14]);
-        assert!(done);
-        let (released, gap) = cursor.finish_replay();
-        assert_eq!(released.len(), 1, "the held live frame follows the replay");
-        assert_eq!(gap, None);
-        assert_eq!(cursor.delivered(), 14);
-    }
-
-    #[test]
-    fn frames_skipped_during_a_sync_are_read_when_the_sync_ends() {
-        let mut cursor = DeliveryCursor::new(10);
-        let start = cursor.begin_sync(8, window(10, 1));
-        assert_eq!(start, SyncStart::Replay(ReplayRange { after: 8, to: 10 }));
-        assert_eq!(cursor.on_skipped(12), None, "the sync is still running");
-        let page: Vec<_> = (9..=10).map(|s| (*frame(Some(s))).clone()).collect();
-        cursor.on_replayed(page, false).unwrap();
-        let (released, gap) = cursor.finish_replay();
-        assert!(released.is_empty());
-        assert_eq!(gap, Some(ReplayRange { after: 10, to: 12 }));
-    }
-
-    #[test]
-    fn duplicates_of_delivered_frames_are_dropped() {
-        let mut cursor = DeliveryCursor::new(10);
-        cursor.start_live();
-        assert!(matches!(cursor.on_live(frame(Some(11))), LiveStep::Send(_)));
-        assert_eq!(cursor.on_live(frame(Some(11))), LiveStep::Duplicate);
-    }
-
-    #[test]
-    fn a_cursor_the_outbox_cannot_serve_resets() {
-        let mut cursor = DeliveryCursor::new(100);
-        assert_eq!(
-            cursor.begin_sync(3, window(100, 50)),
-            SyncStart::Reset { head: 100 }
-        );
-    }
-
-    #[test]
-    fn a_replay_that_finds_a_hole_is_broken_not_partial() {
-        let mut cursor = DeliveryCursor::new(10);
-        cursor.begin_sync(5, window(10, 1));
-        let page = vec![(*frame(Some(6))).clone(), (*frame(Some(8))).clone()];
-        assert_eq!(
-            cursor.on_replayed(page, false),
-            Err(ReplayBroken { missing: 7 })
-        );
-    }
-
-    #[test]
-    fn a_replay_pages_until_it_reaches_its_end() {
-        let mut cursor = DeliveryCursor::new(10);
-        cursor.begin_sync(4, window(10, 1));
-        let first: Vec<_> = (5..=7).map(|s| (*frame(Some(s))).clone()).collect();
-        let (_, done) = cursor.on_replayed(first, true).unwrap();
-        assert!(!done);
-        assert_eq!(cursor.replay_after(), 7);
-        let second: Vec<_> = (8..=10).map(|s| (*frame(Some(s))).clone()).collect();
-        let (sent, done) = cursor.on_replayed(second, true).unwrap();
-        assert_eq!(seqs(&sent), vec![8, 9, 10]);
-        assert!(done);
-    }
-
-    #[test]
-    fn catching_up_after_an_outage_replays_only_what_was_missed() {
-        let mut cursor = DeliveryCursor::new(10);
-        cursor.start_live();
-        assert_eq!(cursor.on_skipped(10), None, "nothing was missed");
-        assert_eq!(
-            cursor.on_skipped(12),
-            Some(ReplayRange { after: 10, to: 12 })
-        );
-        assert_eq!(cursor.on_skipped(13), None, "not while a replay runs");
-        let page: Vec<_> = (11..=12).map(|s| (*frame(Some(s))).clone()).collect();
-        cursor.on_replayed(page, false).unwrap();
-        let (_, gap) = cursor.finish_replay();
-        assert_eq!(
-            gap,
-            Some(ReplayRange { after: 12, to: 13 }),
-            "the head seen during the replay is read when it ends"
-        );
-    }
-}
+mod tests;

@@ -6,6 +6,14 @@
 //! if Redis ever loses an outbox and a new one is created, its seqs start far above every
 //! cursor the old one handed out, and those cursors are recognised as unservable instead of
 //! being mistaken for positions in the new log.
+//!
+//! One seq names one frame, forever: when an outbox is appended to by another Redis
+//! history than the one that wrote it last (a promoted replica that may lack the tail, a
+//! restart, a moved slot), the append script first *rebases* it, jumping the head above
+//! every seq the old history could have handed out and recording the jumped range as
+//! possibly lost ([`lost`]). `window` (the sync plan) and [`read_after`] (replays, gap
+//! fills) return those ranges, so a device whose last seq lies in one is reset and every
+//! other device steps over the jump.
 
 use redis::aio::ConnectionLike;
 
@@ -14,6 +22,12 @@ use crate::keys::AccountKeys;
 use crate::partition::Partition;
 use crate::protocol::MessagePayload;
 use crate::scripts;
+
+pub mod lost;
+mod window;
+
+pub use lost::LostRanges;
+pub use window::{window, OutboxWindow, SyncPlan};
 
 /// Entries an outbox keeps (at least; trimming is approximate).
 pub const OUTBOX_MAX_LEN: u64 = 10_000;
@@ -24,100 +38,76 @@ pub const TURN_EFFECTS_TTL_SECS: u64 = 7 * 24 * 3600;
 /// Entries read per round trip when replaying.
 pub const REPLAY_PAGE: usize = 1_000;
 
+/// How far at least a rebase moves the head past the seq the outbox had: more than the
+/// frames of one account a lossy failover can drop (those written within the replication
+/// lag), so the next seq is above all of them even when the failover comes within the
+/// second the outbox was created or last rebased (where [`seq_base`] alone would not move).
+pub const REBASE_JUMP: u64 = 1 << 20;
+/// Lost ranges an outbox meta keeps; an older one is folded into the lost floor (its
+/// devices, and every older cursor, reset).
+pub const LOST_RANGES_KEPT: usize = 8;
+
 /// First seq of an outbox created at `now_ms`.
 pub fn seq_base(now_ms: u64) -> u64 {
     (now_ms / 1000) << 20
 }
 
-/// What an outbox can serve right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OutboxWindow {
-    /// Seq of the newest frame (or the base, if none was ever written).
+/// Meta field: the outbox head, the last seq handed out.
+pub const SEQ_FIELD: &str = "seq";
+/// Meta field: the Redis history that last handed out a seq (`node:<cluster node id>` or
+/// `repl:<replication id>`; see `scripts/outbox_append.lua`).
+pub const RUN_FIELD: &str = "run";
+
+/// One page of a replay, with what the outbox knew when it was read.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayPage {
+    /// Frames after the asked seq, oldest first.
+    pub frames: Vec<RoutedFrame>,
+    /// The outbox head.
     pub head: u64,
-    /// Seq of the oldest frame still held, if any.
-    pub oldest: Option<u64>,
+    /// The outbox's lost ranges: a replay steps over their jumps, and a device whose last
+    /// seq is inside one is reset.
+    pub lost: LostRanges,
 }
 
-/// What `sync {cursor}` must do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SyncPlan {
-    /// The device has everything up to the head.
-    UpToDate,
-    /// Replay every frame with `cursor < seq <= head`.
-    Replay {
-        /// Last seq the device has.
-        cursor: u64,
-        /// Head when the sync began.
-        head: u64,
-    },
-    /// The outbox can no longer serve the cursor (trimmed, expired, lost, or from another
-    /// outbox); the device must reload history and continue from the head.
-    Reset {
-        /// Head to continue from.
-        head: u64,
-    },
-}
-
-impl OutboxWindow {
-    /// Decides how to serve `cursor`. Never plans a partial replay: a cursor is served
-    /// only if every frame after it is still held.
-    pub fn plan(&self, cursor: u64) -> SyncPlan {
-        if cursor == self.head {
-            return SyncPlan::UpToDate;
-        }
-        match self.oldest {
-            Some(oldest) if cursor < self.head && cursor + 1 >= oldest => SyncPlan::Replay {
-                cursor,
-                head: self.head,
-            },
-            _ => SyncPlan::Reset { head: self.head },
-        }
-    }
-}
-
-/// Reads the outbox window of `account`, creating its head if it has none.
-pub async fn window<C: ConnectionLike + Send>(
-    conn: &mut C,
-    account: &str,
-    now_ms: u64,
-) -> redis::RedisResult<OutboxWindow> {
-    let keys = AccountKeys::new(account);
-    let (head, oldest): (u64, i64) = scripts::OUTBOX_WINDOW
-        .key(keys.outbox())
-        .key(keys.outbox_meta())
-        .arg(seq_base(now_ms))
-        .arg(OUTBOX_RETENTION_SECS)
-        .invoke_async(conn)
-        .await?;
-    Ok(OutboxWindow {
-        head,
-        oldest: u64::try_from(oldest).ok(),
-    })
-}
-
-/// Up to `count` frames of `account` with seq > `after`, oldest first. The reply is
-/// decoded straight into frames (entry id and field pairs, moved out of the reply).
+/// Up to `count` frames of `account` with seq > `after`, oldest first, with the head and
+/// lost ranges, in one round trip. The frames are decoded straight from the reply (entry
+/// id and field pairs, moved out of it).
 pub async fn read_after<C: ConnectionLike + Send>(
     conn: &mut C,
     account: &str,
     after: u64,
     count: usize,
-) -> redis::RedisResult<Vec<RoutedFrame>> {
-    let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
-        .arg(AccountKeys::new(account).outbox())
+) -> redis::RedisResult<ReplayPage> {
+    let keys = AccountKeys::new(account);
+    type Entries = Vec<(String, Vec<(String, String)>)>;
+    type Meta = (Option<u64>, Option<String>, Option<String>);
+    let (entries, (head, lost, floor)): (Entries, Meta) = redis::pipe()
+        .cmd("XRANGE")
+        .arg(keys.outbox())
         .arg(format!("{}-0", after + 1))
         .arg("+")
         .arg("COUNT")
         .arg(count)
+        .cmd("HMGET")
+        .arg(keys.outbox_meta())
+        .arg(SEQ_FIELD)
+        .arg(lost::LOST_FIELD)
+        .arg(lost::LOST_FLOOR_FIELD)
         .query_async(conn)
         .await?;
-    Ok(entries
+    let frames = entries
         .into_iter()
         .filter_map(|(id, fields)| {
             let seq = id.split('-').next()?.parse().ok()?;
             RoutedFrame::from_pairs(fields, Some(account), Some(seq))
         })
-        .collect())
+        .collect();
+    Ok(ReplayPage {
+        frames,
+        head: head.unwrap_or(0),
+        lost: LostRanges::parse(lost.as_deref(), floor.as_deref()),
+    })
 }
 
 /// The ordinals of the effects of inbound entry `entry_id` of `partition` written so far
@@ -247,6 +237,8 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(history_message_id.unwrap_or(""))
         .arg(&request.chat_id)
         .arg(frame.trace_parent.as_deref().unwrap_or(""))
+        .arg(REBASE_JUMP)
+        .arg(LOST_RANGES_KEPT)
         .invoke_async(conn)
         .await?;
     let number = |index: usize| -> u64 {
@@ -271,42 +263,6 @@ pub async fn append<C: ConnectionLike + Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn window(head: u64, oldest: Option<u64>) -> OutboxWindow {
-        OutboxWindow { head, oldest }
-    }
-
-    #[test]
-    fn a_cursor_at_the_head_needs_nothing() {
-        assert_eq!(window(10, Some(1)).plan(10), SyncPlan::UpToDate);
-        assert_eq!(window(10, None).plan(10), SyncPlan::UpToDate);
-    }
-
-    #[test]
-    fn a_cursor_inside_the_window_replays_the_rest() {
-        assert_eq!(
-            window(10, Some(4)).plan(3),
-            SyncPlan::Replay {
-                cursor: 3,
-                head: 10
-            }
-        );
-    }
-
-    #[test]
-    fn a_cursor_before_the_oldest_retained_frame_resets() {
-        assert_eq!(window(10, Some(5)).plan(3), SyncPlan::Reset { head: 10 });
-    }
-
-    #[test]
-    fn a_cursor_beyond_the_head_resets() {
-        assert_eq!(window(10, Some(1)).plan(11), SyncPlan::Reset { head: 10 });
-    }
-
-    #[test]
-    fn a_cursor_into_an_emptied_outbox_resets() {
-        assert_eq!(window(10, None).plan(9), SyncPlan::Reset { head: 10 });
-    }
 
     #[test]
     fn a_recreated_outbox_starts_above_every_old_cursor() {
