@@ -54,8 +54,8 @@ pub fn seq_base(now_ms: u64) -> u64 {
 
 /// Meta field: the outbox head, the last seq handed out.
 pub const SEQ_FIELD: &str = "seq";
-/// Meta field: the Redis history that last handed out a seq (`node:<cluster node id>` or
-/// `repl:<replication id>`; see `scripts/outbox_append.lua`).
+/// Meta field: the Redis history that last handed out a seq (`repl:<replication id>`; see
+/// `scripts/outbox_append.lua`).
 pub const RUN_FIELD: &str = "run";
 
 /// One page of a replay, with what the outbox knew when it was read.

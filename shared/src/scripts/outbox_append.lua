@@ -40,21 +40,13 @@ local effects_ttl, retention, outboxed = ARGV[11], ARGV[12], ARGV[13] == '1'
 local messages, message_id, chat_id = KEYS[7], ARGV[14], ARGV[15]
 local traceparent, jump, ranges_kept = ARGV[16], tonumber(ARGV[17]), tonumber(ARGV[18])
 
--- The Redis history this script runs in, to tell whether another one handed out the seqs.
--- On a cluster node: its node id (CLUSTER MYID, about 0.5 us in a script). Elsewhere: the
--- master's replication id (INFO replication, about 3.5 us), which changes when a replica is
--- promoted and when a master restarts, whatever it reloaded; INFO server's run_id costs
--- 7-9 us and stays the same when one process is demoted and later promoted again. An
--- outbox last written on a plain server says so (repl:), so the failing CLUSTER call
--- (about 2 us) is skipped there. A cluster node keeps its id across restarts
--- (docs/reliability.md, "Failovers and restarts", says what that leaves uncovered).
-local function history_here(plain)
-  if not plain then
-    local ok, id = pcall(redis.call, 'CLUSTER', 'MYID')
-    if ok then
-      return 'node:' .. id
-    end
-  end
+-- The Redis history this script runs in, to tell whether another one handed out the seqs:
+-- the master's replication id (INFO replication, about 3.5 us in a script). It changes when
+-- a replica is promoted and when a master restarts, whatever it reloaded, and a master that
+-- was demoted and promoted again gets a new one, so a failback cannot reuse seqs either.
+-- (A cluster node id, 0.5 us, stays the same across restarts and failbacks; INFO server's
+-- run_id, 7-9 us, stays the same when one process is demoted and promoted again.)
+local function history_here()
   return 'repl:' .. string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')
 end
 
@@ -118,13 +110,13 @@ end
 if outboxed then
   -- One HGET in the steady state (the seq is read only to rebase).
   local recorded = redis.call('HGET', meta, 'run') or ''
-  local here = history_here(string.sub(recorded, 1, 5) == 'repl:')
+  local here = history_here()
   if recorded == '' then
     -- A new outbox, or one written before histories were recorded: nothing to compare.
     redis.call('HSETNX', meta, 'seq', seq_base)
     redis.call('HSET', meta, 'run', here)
   elseif recorded ~= here then
-    rebase(tonumber(redis.call('HGET', meta, 'seq') or seq_base), history_here(false))
+    rebase(tonumber(redis.call('HGET', meta, 'seq') or seq_base), here)
   end
   local seq = redis.call('HINCRBY', meta, 'seq', 1)
   local entry = {'f', frame, 'o', origin, 'r', request_id, 't', target}
