@@ -273,8 +273,7 @@ async fn a_partition_whose_fence_counter_was_lost_gets_a_token_above_the_chat_fe
         .lease_of(partition)
         .expect("the partition is leased");
     cluster
-        .redis()
-        .command(&["DEL", &iris_shared::keys::lease(partition)])
+        .redis_command(&["DEL", &iris_shared::keys::lease(partition)])
         .unwrap();
     let second = retaken(&cluster, partition, first).await;
     turn(&mut phone, "second owner").await;

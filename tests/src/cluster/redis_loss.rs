@@ -68,7 +68,7 @@ impl Cluster {
     }
 
     fn ok(&self, args: &[&str]) -> Reply {
-        match self.redis().command(args) {
+        match self.redis_command(args) {
             Ok(Reply::Error(err)) => panic!("{args:?}: {err}"),
             Ok(reply) => reply,
             Err(err) => panic!("{args:?}: {err}"),
