@@ -5,6 +5,7 @@
 mod bench;
 mod client;
 mod cluster;
+mod cluster_nodes;
 mod cost_window;
 mod devices;
 mod frame_head;
@@ -18,6 +19,7 @@ mod redis_probe;
 mod report;
 mod scenarios;
 mod server_api;
+mod shard_costs;
 
 use std::process::ExitCode;
 

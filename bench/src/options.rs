@@ -40,7 +40,9 @@ pub struct Options {
         value_delimiter = ','
     )]
     pub existing_worker_metrics: Vec<String>,
-    /// The existing cluster's Redis (`redis://...`), for INFO and outbox checks.
+    /// The existing cluster's Redis (`redis://...`, `redis+sentinel://...` or
+    /// `redis+cluster://host:port,...`), for INFO (every master's, on a Cluster) and outbox
+    /// checks.
     #[arg(long = "redis", env = "IRIS_BENCH_REDIS")]
     pub existing_redis: Option<String>,
     /// The server API key (`IRIS_ADMIN_KEY`); spawned gateways get this one.
