@@ -12,7 +12,9 @@ command it saw (commands run by scripts included, as INFO counts them) by key cl
 
 and prints, per node, its commands and each class's share of them, then every class's
 share of all commands. MONITOR costs the server time of its own, so read the fractions,
-not the rates.
+not the rates. Before it, each node's `INFO commandstats` is read twice, the same number
+of seconds apart, for its commands by name and the time Redis spent in each (a script's
+time includes the commands it ran, which are counted again under their own names).
 
     bench/scripts/redis-key-sample.py --seconds 2 127.0.0.1:11853 127.0.0.1:11854 ...
 """
@@ -24,6 +26,7 @@ import shlex
 import subprocess
 import sys
 import threading
+import time
 
 KEYLESS = {"PING", "CLIENT", "INFO", "CLUSTER", "PUBLISH", "SCRIPT", "TIME", "ECHO",
            "ROLE", "WAIT", "MULTI", "EXEC", "FUNCTION", "CONFIG", "READONLY", "HELLO",
@@ -79,12 +82,43 @@ def sample(node, seconds, counts, scripted):
                 scripted[node] += 1
 
 
+def commandstats(node):
+    host, port = node.rsplit(":", 1)
+    out = subprocess.run(["redis-cli", "-h", host, "-p", port, "info", "commandstats"],
+                         capture_output=True, text=True).stdout
+    stats = {}
+    for match in re.finditer(r'cmdstat_(\S+):calls=(\d+),usec=(\d+)', out):
+        stats[match.group(1)] = (int(match.group(2)), int(match.group(3)))
+    return stats
+
+
+def print_commandstats(nodes, seconds, top):
+    before = {node: commandstats(node) for node in nodes}
+    time.sleep(seconds)
+    after = {node: commandstats(node) for node in nodes}
+    for node in nodes:
+        rows = []
+        for name, (calls, usec) in after[node].items():
+            then = before[node].get(name, (0, 0))
+            if calls > then[0]:
+                rows.append((name, calls - then[0], usec - then[1]))
+        calls = sum(r[1] for r in rows)
+        usec = sum(r[2] for r in rows)
+        print(f"{node}: {calls / seconds:.0f} calls/s, {usec / seconds / 1e4:.1f}% of a core"
+              " in commands (INFO commandstats)")
+        for name, count, spent in sorted(rows, key=lambda r: -r[2])[:top]:
+            print(f"  {name:16} {count / seconds:8.0f}/s {100 * count / max(calls, 1):5.1f}%"
+                  f" of calls  {100 * spent / max(usec, 1):5.1f}% of time"
+                  f"  {spent / max(count, 1):6.1f} us/call")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("nodes", nargs="+", help="host:port of each master")
     options = parser.parse_args()
+    print_commandstats(options.nodes, options.seconds, options.top)
     counts = {node: collections.Counter() for node in options.nodes}
     scripted = collections.Counter()
     threads = [threading.Thread(target=sample, args=(n, options.seconds, counts, scripted))
