@@ -65,7 +65,7 @@ impl Bench {
     pub fn redis(&self) -> Result<&RedisProbe> {
         self.redis
             .as_ref()
-            .context("this scenario checks the outbox in Redis: pass --redis redis://...")
+            .context("this scenario checks the outbox in Redis: pass --redis redis://... (or redis+cluster://...)")
     }
 
     /// Fills the cost columns of `result` from `cost` (`frames` delivered in it).
@@ -78,6 +78,16 @@ impl Bench {
         result.put("worker_cpu_s", cost.worker_cpu_s.into());
         if let Some(redis_cpu) = cost.redis_cpu_s {
             result.put("redis_cpu_s", redis_cpu.into());
+        }
+        if let Some(shards) = cost.redis_shards.as_ref().filter(|s| !s.shards.is_empty()) {
+            result.put("redis_shard_count", shards.shards.len().into());
+            if let Some(spread) = shards.commands_spread() {
+                result.put("redis_spread_commands", spread.into());
+            }
+            if let Some(spread) = shards.cpu_spread() {
+                result.put("redis_spread_cpu", spread.into());
+            }
+            result.redis_shards = Some(shards.clone());
         }
     }
 

@@ -1,6 +1,7 @@
 //! The cluster a scenario runs on. Spawned: a private `redis-server` on a free port with
-//! its own directory, N gateways and M workers from `--bin-dir`, every node on free
-//! ports, logging into a run directory; or an existing cluster given by URLs. Either way
+//! its own directory (or a private Redis Cluster, `--redis-cluster`), N gateways and M
+//! workers from `--bin-dir`, every node on free ports, logging into a run directory; or
+//! an existing cluster given by URLs. Either way
 //! the scenarios see the same thing: gateway addresses, worker metrics endpoints, Redis.
 
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -13,6 +14,7 @@ use anyhow::{bail, Context, Result};
 use crate::metrics_scrape::MetricsPage;
 use crate::node_process::NodeProcess;
 use crate::options::Options;
+use crate::redis_server::{free_port, SpawnedRedis};
 
 /// How long spawned nodes may take to become ready.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -43,7 +45,7 @@ pub struct Gateway {
 /// The processes of a spawned cluster; all are killed when it drops.
 struct Spawned {
     run_dir: PathBuf,
-    redis: NodeProcess,
+    redis: Vec<NodeProcess>,
     gateways: Vec<NodeProcess>,
     workers: Vec<Option<NodeProcess>>,
     keep_run_dir: bool,
@@ -74,6 +76,9 @@ impl Cluster {
     }
 
     fn existing(options: &Options) -> Result<Self> {
+        if options.redis_cluster.is_some() {
+            bail!("--redis-cluster spawns a Redis Cluster, and --gateway spawns nothing: for an existing cluster pass --redis redis+cluster://host:port,...");
+        }
         let gateways = options
             .existing_gateways
             .iter()
@@ -98,18 +103,10 @@ impl Cluster {
         let gateway_bin = binary(&options.bin_dir, "iris-gateway")?;
         let worker_bin = binary(&options.bin_dir, "iris-worker")?;
         let run_dir = run_directory()?;
-        let redis_port = free_port()?;
-        let redis_dir = run_dir.join("redis-data");
-        std::fs::create_dir_all(&redis_dir)?;
-        let mut redis_command = Command::new(redis_server()?);
-        redis_command
-            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
-            .arg("--dir")
-            .arg(&redis_dir)
-            .args(["--save", "", "--appendonly", "no", "--maxclients", "10000"]);
-        let redis = NodeProcess::spawn("redis", redis_command, &run_dir)?;
-        wait_for_redis(redis_port, &redis)?;
-        let redis_url = format!("redis://127.0.0.1:{redis_port}");
+        let SpawnedRedis {
+            processes: redis,
+            url: redis_url,
+        } = SpawnedRedis::start(options, &run_dir)?;
         let common_env = |command: &mut Command, node_id: &str| {
             command
                 .env("IRIS_REDIS_URL", &redis_url)
@@ -152,6 +149,9 @@ impl Cluster {
         }
         if !options.quiet {
             eprintln!("cluster logs in {}", run_dir.display());
+            if options.redis_cluster.is_some() {
+                eprintln!("Redis: {redis_url}");
+            }
         }
         Ok(Self {
             gateways,
@@ -220,7 +220,9 @@ impl Cluster {
             return Ok(());
         };
         // `exited` needs `&mut`; a process that died shows in its log, so read it there.
-        let processes = std::iter::once(&spawned.redis)
+        let processes = spawned
+            .redis
+            .iter()
             .chain(&spawned.gateways)
             .chain(spawned.workers.iter().flatten());
         for process in processes {
@@ -261,7 +263,9 @@ impl Drop for Spawned {
         for gateway in &mut self.gateways {
             gateway.kill();
         }
-        self.redis.kill();
+        for redis in &mut self.redis {
+            redis.kill();
+        }
         if self.keep_run_dir {
             eprintln!("cluster logs kept in {}", self.run_dir.display());
         } else {
@@ -321,20 +325,6 @@ fn binary(dir: &Path, name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// `redis-server` from PATH (or where the Debian package puts it).
-fn redis_server() -> Result<PathBuf> {
-    let from_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("redis-server"))
-            .find(|candidate| candidate.is_file())
-    });
-    let path = from_path.unwrap_or_else(|| PathBuf::from("/usr/bin/redis-server"));
-    if !path.is_file() {
-        bail!("redis-server not found: install it (scripts/install-deps.sh)");
-    }
-    Ok(path)
-}
-
 /// A fresh directory for one run's logs and Redis files.
 fn run_directory() -> Result<PathBuf> {
     let stamp = std::time::SystemTime::now()
@@ -344,32 +334,4 @@ fn run_directory() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("iris-bench-{}-{stamp}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)
-}
-
-/// Waits until the Redis on `port` answers PING, so the nodes start against a live one.
-fn wait_for_redis(port: u16, process: &NodeProcess) -> Result<()> {
-    use std::io::{Read, Write};
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        let pong = std::net::TcpStream::connect(("127.0.0.1", port)).and_then(|mut stream| {
-            stream.set_read_timeout(Some(Duration::from_secs(1)))?;
-            stream.write_all(b"PING\r\n")?;
-            let mut reply = [0u8; 7];
-            stream.read_exact(&mut reply)?;
-            Ok(reply.starts_with(b"+PONG"))
-        });
-        if pong.unwrap_or(false) {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    bail!(
-        "redis-server on port {port} never answered PING\n{}",
-        process.log_tail(20)
-    )
-}
-
-/// A local port no listener holds (`iris_shared::local_port` says why from which range).
-fn free_port() -> Result<u16> {
-    iris_shared::local_port::free_loopback_port().context("no free loopback port left")
 }

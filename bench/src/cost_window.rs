@@ -1,12 +1,14 @@
 //! What a stretch of load cost the cluster: scrapes taken before and after it (gateway
-//! resident memory and CPU, worker CPU, Redis commands and CPU, the gateways' delivery
-//! latency histogram, the workers' inbound lag histogram) and their differences.
+//! resident memory and CPU, worker CPU, Redis commands and CPU of every master, the
+//! gateways' delivery latency histogram, the workers' inbound lag histogram) and their
+//! differences.
 
 use std::time::Instant;
 
 use crate::cluster::Cluster;
 use crate::metrics_scrape::{add_buckets, bucket_delta, bucket_quantile, MetricsPage};
 use crate::redis_probe::{RedisCounters, RedisProbe};
+use crate::shard_costs::ShardWindow;
 
 /// The gateways' histogram of worker emit → socket write.
 const DELIVERY_LATENCY: &str = "iris_gateway_delivery_latency_seconds";
@@ -74,20 +76,26 @@ pub struct CostDelta {
     pub worker_cpu_s: f64,
     pub redis_commands: Option<f64>,
     pub redis_cpu_s: Option<f64>,
+    /// Each master's share, on a Redis Cluster.
+    pub redis_shards: Option<ShardWindow>,
     delivery_buckets: Vec<(f64, f64)>,
     inbound_buckets: Vec<(f64, f64)>,
 }
 
 impl CostDelta {
     pub fn between(before: &CostSnapshot, after: &CostSnapshot) -> Self {
-        let redis = before.redis.zip(after.redis);
+        let redis = before.redis.as_ref().zip(after.redis.as_ref());
+        let seconds = after.at.duration_since(before.at).as_secs_f64().max(1e-6);
         Self {
-            seconds: after.at.duration_since(before.at).as_secs_f64().max(1e-6),
+            seconds,
             gateway_rss_bytes: after.gateway_rss_bytes - before.gateway_rss_bytes,
             gateway_cpu_s: after.gateway_cpu_s - before.gateway_cpu_s,
             worker_cpu_s: after.worker_cpu_s - before.worker_cpu_s,
-            redis_commands: redis.map(|(b, a)| a.commands - b.commands),
-            redis_cpu_s: redis.map(|(b, a)| a.cpu_seconds - b.cpu_seconds),
+            redis_commands: redis.map(|(b, a)| a.commands() - b.commands()),
+            redis_cpu_s: redis.map(|(b, a)| a.cpu_seconds() - b.cpu_seconds()),
+            redis_shards: redis
+                .filter(|(_, a)| a.cluster)
+                .map(|(b, a)| ShardWindow::between(seconds, &b.shards, &a.shards)),
             delivery_buckets: bucket_delta(&before.delivery_buckets, &after.delivery_buckets),
             inbound_buckets: bucket_delta(&before.inbound_buckets, &after.inbound_buckets),
         }
@@ -104,6 +112,10 @@ impl CostDelta {
             .zip(other.redis_commands)
             .map(|(a, b)| a + b);
         self.redis_cpu_s = self.redis_cpu_s.zip(other.redis_cpu_s).map(|(a, b)| a + b);
+        match (&mut self.redis_shards, &other.redis_shards) {
+            (Some(mine), Some(theirs)) => mine.add(theirs),
+            (mine, _) => *mine = None,
+        }
         add_buckets(&mut self.delivery_buckets, &other.delivery_buckets);
         add_buckets(&mut self.inbound_buckets, &other.inbound_buckets);
     }

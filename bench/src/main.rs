@@ -5,6 +5,7 @@
 mod bench;
 mod client;
 mod cluster;
+mod cluster_nodes;
 mod cost_window;
 mod devices;
 mod frame_head;
@@ -14,10 +15,13 @@ mod node_process;
 mod options;
 mod progress;
 mod publisher;
+mod redis_cluster;
 mod redis_probe;
+mod redis_server;
 mod report;
 mod scenarios;
 mod server_api;
+mod shard_costs;
 
 use std::process::ExitCode;
 

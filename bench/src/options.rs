@@ -29,6 +29,16 @@ pub struct Options {
     /// `RUST_LOG` of the spawned nodes.
     #[arg(long, env = "IRIS_BENCH_NODE_LOG", default_value = "warn")]
     pub node_log: String,
+    /// Run the spawned nodes on a private Redis Cluster of this many masters (slots split
+    /// evenly) instead of one Redis server; the report then shows each master's commands/s
+    /// and CPU and their spread (busiest ÷ mean).
+    #[arg(long, env = "IRIS_BENCH_REDIS_CLUSTER", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub redis_cluster: Option<u16>,
+    /// Replicas per master of `--redis-cluster`. Default 0, for benches on a small machine
+    /// (a few cores): each replica is one more redis-server replaying every write on the
+    /// same CPUs as the masters being measured.
+    #[arg(long, env = "IRIS_BENCH_REDIS_REPLICAS", default_value_t = 0)]
+    pub redis_replicas: u16,
 
     /// An existing gateway, `http://host:port` (repeatable); with it nothing is spawned.
     #[arg(long = "gateway", env = "IRIS_BENCH_GATEWAY", value_delimiter = ',')]
@@ -40,7 +50,9 @@ pub struct Options {
         value_delimiter = ','
     )]
     pub existing_worker_metrics: Vec<String>,
-    /// The existing cluster's Redis (`redis://...`), for INFO and outbox checks.
+    /// The existing cluster's Redis (`redis://...`, `redis+sentinel://...` or
+    /// `redis+cluster://host:port,...`), for INFO (every master's, on a Cluster) and outbox
+    /// checks.
     #[arg(long = "redis", env = "IRIS_BENCH_REDIS")]
     pub existing_redis: Option<String>,
     /// The server API key (`IRIS_ADMIN_KEY`); spawned gateways get this one.

@@ -1,11 +1,14 @@
 //! A scenario's result: the table printed on stdout and the JSON objects written with
-//! `--json` (the format another tool compares with other systems; keep it stable).
+//! `--json` (the format another tool compares with other systems; keep it stable: the
+//! per-shard figures of a Redis Cluster go into `extra`).
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
+
+use crate::shard_costs::ShardWindow;
 
 /// What one scenario measured.
 #[derive(Debug, Clone)]
@@ -21,6 +24,8 @@ pub struct ScenarioResult {
     pub cpu_s: f64,
     pub redis_ops_per_s: f64,
     pub redis_cmds_per_frame: Option<f64>,
+    /// Each master's commands and CPU, on a Redis Cluster (`extra.redis_shards`).
+    pub redis_shards: Option<ShardWindow>,
     /// Scenario-specific figures.
     pub extra: Map<String, Value>,
 }
@@ -54,6 +59,7 @@ impl ScenarioResult {
             cpu_s: 0.0,
             redis_ops_per_s: 0.0,
             redis_cmds_per_frame: None,
+            redis_shards: None,
             extra: Map::new(),
         }
     }
@@ -75,6 +81,10 @@ impl ScenarioResult {
 
     /// The JSON object of this result.
     pub fn to_json(&self) -> Value {
+        let mut extra = self.extra.clone();
+        if let Some(shards) = &self.redis_shards {
+            extra.insert("redis_shards".to_owned(), shards.to_json());
+        }
         json!({
             "system": "iris",
             "scenario": self.scenario,
@@ -88,7 +98,7 @@ impl ScenarioResult {
             "cpu_s": round3(self.cpu_s),
             "redis_ops_per_s": round3(self.redis_ops_per_s),
             "redis_cmds_per_frame": self.redis_cmds_per_frame.map(round3),
-            "extra": Value::Object(self.extra.clone()),
+            "extra": Value::Object(extra),
         })
     }
 }
@@ -164,6 +174,11 @@ pub fn print_table(results: &[ScenarioResult]) {
             .map(|(key, value)| format!("{key}={value}"))
             .collect();
         println!("  {}: {}", result.scenario, extras.join(" "));
+        if let Some(shards) = &result.redis_shards {
+            for line in shards.table() {
+                println!("{line}");
+            }
+        }
     }
 }
 

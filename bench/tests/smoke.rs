@@ -1,8 +1,9 @@
 //! Runs each `iris-bench` scenario with tiny parameters against the debug binaries (which
 //! `cargo build` must have produced) and checks the JSON it writes: every scenario ran
 //! with no errors, every frame expected arrived, a reconnect storm and a replay lost and
-//! duplicated nothing, a takeover was answered. Also: a missing binary directory fails
-//! with the fix in the message.
+//! duplicated nothing, a takeover was answered. On a private Redis Cluster (`--redis-cluster`)
+//! a chat reports every master's share and a replay finds its frames in the outbox through
+//! the cluster. Also: a missing binary directory fails with the fix in the message.
 
 use std::process::Command;
 
@@ -146,6 +147,60 @@ fn every_scenario_runs_small_and_reports_nothing_lost() {
         takeover["extra"]["all_partitions_ms"][0].is_number(),
         "{takeover:#}"
     );
+}
+
+#[test]
+fn on_a_redis_cluster_every_master_is_reported_and_outboxes_are_found() {
+    let chat = run_scenario(
+        "chat",
+        &[
+            "--redis-cluster",
+            "3",
+            "--accounts",
+            "6",
+            "--rate",
+            "5",
+            "--duration",
+            "2",
+        ],
+    );
+    let turns = extra_u64(&chat, "turn_ends_expected");
+    assert!(turns > 0, "{chat:#}");
+    assert_eq!(extra_u64(&chat, "turn_ends_seen"), turns, "{chat:#}");
+    assert_eq!(extra_u64(&chat, "redis_shard_count"), 3, "{chat:#}");
+    let shards = chat["extra"]["redis_shards"]
+        .as_array()
+        .expect("redis_shards");
+    assert_eq!(shards.len(), 3, "{chat:#}");
+    let slots: u64 = shards.iter().map(|s| s["slots"].as_u64().unwrap()).sum();
+    assert_eq!(slots, 16384, "{chat:#}");
+    let per_shard: f64 = shards
+        .iter()
+        .map(|s| s["commands_per_s"].as_f64().unwrap())
+        .sum();
+    let total = chat["redis_ops_per_s"].as_f64().unwrap();
+    assert!((per_shard - total).abs() <= 0.01 * total + 1.0, "{chat:#}");
+    for key in ["redis_spread_commands", "redis_spread_cpu"] {
+        let spread = chat["extra"][key].as_f64().unwrap();
+        assert!((1.0..=3.0).contains(&spread), "{key} in {chat:#}");
+    }
+
+    // One master and its replica: a cluster formed without redis-cli.
+    let replay = run_scenario(
+        "replay",
+        &[
+            "--redis-cluster",
+            "1",
+            "--redis-replicas",
+            "1",
+            "--frames",
+            "100",
+            "--repeats",
+            "1",
+        ],
+    );
+    assert_eq!(extra_u64(&replay, "frames_replayed"), 100, "{replay:#}");
+    assert_eq!(extra_u64(&replay, "redis_shard_count"), 1, "{replay:#}");
 }
 
 #[test]
