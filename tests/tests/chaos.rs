@@ -153,6 +153,9 @@ async fn run_chaos(
     report.unacknowledged = logs.iter().map(|l| l.unacknowledged).sum();
     report.refused = logs.iter().map(|l| l.refused).sum();
     report.stuck_turns = logs.iter().map(|l| l.stuck_turns).sum();
+    for stuck in logs.iter().flat_map(|l| &l.stuck) {
+        println!("stuck turn: {stuck}");
+    }
     report.recovery_ms = logs.iter().flat_map(|l| l.recovery_ms.clone()).collect();
     report.recovery_ms.sort_unstable();
     println!("{}", report.render());

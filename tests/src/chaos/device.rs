@@ -74,6 +74,9 @@ pub struct DeviceLog {
     pub refused: usize,
     /// Turns still open after [`TURN_DEADLINE`].
     pub stuck_turns: usize,
+    /// What each stuck turn was: its text, whether its message was shown, the last seq
+    /// seen then.
+    pub stuck: Vec<String>,
     /// Connections that broke under it.
     pub breaks: usize,
     /// Close codes it was given.
@@ -187,6 +190,14 @@ impl Device {
             if let Some(pending) = &self.pending {
                 if pending.sent_at.elapsed() > TURN_DEADLINE {
                     self.log.stuck_turns += 1;
+                    self.log.stuck.push(format!(
+                        "{}: {:?} (request {}, shown: {}, last seq {:?})",
+                        self.spec.device_id,
+                        pending.text,
+                        pending.request_id,
+                        pending.acknowledged,
+                        self.last_seq
+                    ));
                     self.pending = None;
                 }
             }
