@@ -42,9 +42,7 @@ impl LostScope {
     pub fn covers_slot(&self, slot: u16) -> bool {
         match self {
             Self::Everything => true,
-            Self::Slots(ranges) => ranges
-                .iter()
-                .any(|&(start, end)| (start..=end).contains(&slot)),
+            Self::Slots(ranges) => in_ranges(ranges, slot),
         }
     }
 
@@ -89,12 +87,19 @@ async fn read_or_create<C: ConnectionLike + Send>(
     Ok(previous.unwrap_or(candidate))
 }
 
+/// Whether `slot` is in one of the inclusive `ranges`.
+fn in_ranges(ranges: &[(u16, u16)], slot: u16) -> bool {
+    ranges
+        .iter()
+        .any(|&(start, end)| (start..=end).contains(&slot))
+}
+
 /// An epoch key in `ranges` (the slots of one master): the first `{e:<n>}` tag that
 /// hashes there.
 fn key_within(ranges: &[(u16, u16)]) -> Option<String> {
     (0..TAG_SEARCH_LIMIT)
         .map(keys::shard_epoch)
-        .find(|key| LostScope::Slots(ranges.to_vec()).covers_slot(slot_of(key)))
+        .find(|key| in_ranges(ranges, slot_of(key)))
 }
 
 impl EpochKeeper {

@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use iris_shared::redis_conn::slots::slot_of;
+
 use crate::child_process::ChildProcess;
 use crate::ports::free_cluster_port;
 use crate::redis_server::RedisServer;
@@ -567,7 +569,8 @@ impl RedisCluster {
                 *cache = owners;
             }
         }
-        match cache.get(usize::from(key_slot(key))) {
+        // Computed as every node does, so routing needs no round trip.
+        match cache.get(usize::from(slot_of(key))) {
             Some(&owner) if live.contains(&owner) => owner,
             _ => any,
         }
@@ -706,46 +709,9 @@ fn parse_redirect(error: &str) -> io::Result<(u16, u16)> {
     })
 }
 
-/// The hash slot of `key` computed here, as Redis Cluster does (CRC16/XMODEM of the key,
-/// or of its first non-empty `{…}` hash tag, modulo 16384), so routing needs no round trip.
-fn key_slot(key: &str) -> u16 {
-    let bytes = key.as_bytes();
-    let tagged = bytes.iter().position(|&b| b == b'{').and_then(|open| {
-        let rest = &bytes[open + 1..];
-        match rest.iter().position(|&b| b == b'}') {
-            Some(len) if len > 0 => Some(&rest[..len]),
-            _ => None,
-        }
-    });
-    crc16(tagged.unwrap_or(bytes)) % SLOTS
-}
-
-fn crc16(bytes: &[u8]) -> u16 {
-    bytes.iter().fold(0u16, |crc, &byte| {
-        (0..8).fold(crc ^ (u16::from(byte) << 8), |crc, _| {
-            if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            }
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn key_slots_match_the_redis_cluster_specification() {
-        // The specification's CRC16 check value, and hash tags from its examples.
-        assert_eq!(crc16(b"123456789"), 0x31C3);
-        assert_eq!(key_slot("foo"), 12182);
-        assert_eq!(key_slot("{user1000}.following"), key_slot("user1000"));
-        assert_eq!(key_slot("foo{}{bar}"), crc16(b"foo{}{bar}") % SLOTS);
-        assert_eq!(key_slot("foo{{bar}}zap"), key_slot("{bar"));
-        assert_eq!(key_slot("foo{bar}{zap}"), key_slot("bar"));
-    }
 
     #[test]
     fn redirects_name_their_slot_and_port() {

@@ -94,7 +94,15 @@ mod tests {
         // Known values: CLUSTER KEYSLOT foo = 12182, {user1000}.following = 3443.
         assert_eq!(slot_of("foo"), 12182);
         assert_eq!(slot_of("{user1000}.following"), 3443);
-        assert_eq!(slot_of("{}x"), slot_of("{}x"));
+        // The specification's CRC16 check value, and hash tags from its examples.
+        assert_eq!(crc16_xmodem(b"123456789"), 0x31C3);
+        assert_eq!(slot_of("{user1000}.following"), slot_of("user1000"));
+        assert_eq!(
+            slot_of("foo{}{bar}"),
+            crc16_xmodem(b"foo{}{bar}") % SLOT_COUNT
+        );
+        assert_eq!(slot_of("foo{{bar}}zap"), slot_of("{bar"));
+        assert_eq!(slot_of("foo{bar}{zap}"), slot_of("bar"));
         for key in [
             "iris:{a:alice}:outbox",
             "iris:{p:3}:in:11",
