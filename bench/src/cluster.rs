@@ -150,7 +150,7 @@ impl Cluster {
         if !options.quiet {
             eprintln!("cluster logs in {}", run_dir.display());
             if options.redis_cluster.is_some() {
-                eprintln!("Redis: {redis_url}");
+                eprintln!("Redis: {}", iris_shared::redact::url(&redis_url));
             }
         }
         Ok(Self {

@@ -53,10 +53,15 @@ pub struct Options {
     /// The existing cluster's Redis (`redis://...`, `redis+sentinel://...` or
     /// `redis+cluster://host:port,...`), for INFO (every master's, on a Cluster) and outbox
     /// checks.
-    #[arg(long = "redis", env = "IRIS_BENCH_REDIS")]
+    #[arg(long = "redis", env = "IRIS_BENCH_REDIS", hide_env_values = true)]
     pub existing_redis: Option<String>,
     /// The server API key (`IRIS_ADMIN_KEY`); spawned gateways get this one.
-    #[arg(long, env = "IRIS_ADMIN_KEY", default_value = "iris-bench-admin-key")]
+    #[arg(
+        long,
+        env = "IRIS_ADMIN_KEY",
+        default_value = "iris-bench-admin-key",
+        hide_env_values = true
+    )]
     pub admin_key: String,
 
     /// Connections (idle: default 19000 on one gateway; reconnect-storm: default 2000).

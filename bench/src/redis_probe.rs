@@ -50,11 +50,12 @@ pub struct RedisProbe {
 impl RedisProbe {
     /// Connects to `url`: `redis://`, `redis+sentinel://` or `redis+cluster://` seeds.
     pub async fn connect(url: &str) -> Result<Self> {
-        let endpoint = RedisEndpoint::parse(url).with_context(|| format!("Redis URL {url}"))?;
+        let shown = iris_shared::redact::url(url);
+        let endpoint = RedisEndpoint::parse(url).with_context(|| format!("Redis URL {shown}"))?;
         let link = endpoint
             .connect(Some(PROBE_TIMEOUT))
             .await
-            .with_context(|| format!("connecting to {url}"))?;
+            .with_context(|| format!("connecting to {shown}"))?;
         Ok(Self { link })
     }
 

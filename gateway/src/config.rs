@@ -9,6 +9,7 @@ use iris_shared::protocol::limits::{
     InputLimits, DEFAULT_MAX_ID_BYTES, DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_QUERY_BYTES,
     DEFAULT_MAX_TEXT_BYTES, DEFAULT_MAX_TITLE_BYTES, DEFAULT_MAX_TOKEN_BYTES,
 };
+use iris_shared::redact::Secret;
 
 /// Settings of the `serve` mode.
 #[derive(Debug, Clone, Args)]
@@ -63,7 +64,7 @@ pub struct GatewayArgs {
     /// Key that the server API (`/api/v1`) requires as `Authorization: Bearer <key>`;
     /// the API is off without it.
     #[arg(long, global = true, env = "IRIS_ADMIN_KEY", hide_env_values = true)]
-    pub admin_key: Option<String>,
+    pub admin_key: Option<Secret>,
 
     /// Most WebSocket connections this node holds; more are refused with HTTP 503.
     #[arg(

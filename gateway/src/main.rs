@@ -132,7 +132,7 @@ fn run_token_command(redis_url: &str, command: TokenCommand) -> anyhow::Result<(
         let mut conn = endpoint
             .connect(Some(redis_conn::COMMAND_TIMEOUT))
             .await
-            .with_context(|| format!("cannot connect to Redis at {redis_url}"))?;
+            .with_context(|| format!("cannot connect to Redis at {}", endpoint.url()))?;
         match command {
             TokenCommand::Create { account, name } => {
                 let token = tokens::create(&mut conn, &account, &name).await?;
@@ -187,6 +187,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
         .with_context(|| format!("cannot listen on {}", gateway.listen))?;
     actix_web::rt::System::new().block_on(async move {
         let endpoint = RedisEndpoint::parse(&cluster.redis_url)?;
+        let redis_shown = endpoint.url().to_owned();
         let redis = redis_conn::pool(&endpoint)?;
         let media = MediaStore::open(gateway.media_store.as_deref())
             .context("cannot open the media store (IRIS_MEDIA_STORE)")?;
@@ -216,7 +217,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
             delivery_reading: Arc::new(AtomicBool::new(false)),
             degraded: Arc::new(AtomicBool::new(false)),
             draining: Arc::new(AtomicBool::new(false)),
-            admin_key: gateway.admin_key.as_deref().filter(|k| !k.is_empty()).map(Arc::from),
+            admin_key: gateway.admin_key.clone().filter(|key| !key.is_blank()),
             media,
         };
         let registry_for_drain = registry.clone();
@@ -236,7 +237,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
             .disable_signals()
             .shutdown_timeout(SHUTDOWN_GRACE_SECS)
             .run();
-        tracing::info!(node = %node_id, listen = %gateway.listen, started_ms = now_ms(), "iris-gateway serving");
+        tracing::info!(node = %node_id, listen = %gateway.listen, redis = %redis_shown, started_ms = now_ms(), "iris-gateway serving");
         actix_web::rt::spawn(drain_on_signal(
             server.handle(),
             registry_for_drain,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use actix::Addr;
 use iris_shared::media::store::MediaStore;
+use iris_shared::redact::Secret;
 use iris_shared::redis_conn::Pool;
 
 use crate::config::SessionLimits;
@@ -33,7 +34,7 @@ pub struct GatewayState {
     /// `hello` attempts per client address.
     pub hello_limiter: Arc<HelloLimiter>,
     /// The server API's admin key (`None`: the API is off).
-    pub admin_key: Option<Arc<str>>,
+    pub admin_key: Option<Secret>,
     /// Set when the node starts shutting down: `/readyz` fails from then on.
     pub draining: Arc<AtomicBool>,
     /// When the delivery loop last completed a read (ms since the epoch).

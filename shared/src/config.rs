@@ -13,6 +13,7 @@ pub struct ClusterArgs {
         long,
         global = true,
         env = "IRIS_REDIS_URL",
+        hide_env_values = true,
         default_value = "redis://127.0.0.1:6379"
     )]
     pub redis_url: String,

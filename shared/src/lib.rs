@@ -27,6 +27,7 @@
 //! - [`search`]: the per-account message search index (an inverted index in plain Redis).
 //! - [`lease`]: partition leases with fencing tokens.
 //! - [`local_port`]: free loopback ports for processes that start local servers.
+//! - [`redact`]: how settings that may carry a password are shown in logs and errors.
 //! - [`redis_conn`]: connection pools and dedicated blocking connections (direct or via
 //!   Sentinel); the readiness `ping`.
 //! - [`backoff`]: exponential backoff with jitter for every loop that reconnects to Redis.
@@ -63,6 +64,7 @@ pub mod presence;
 pub mod protocol;
 pub mod publish;
 pub mod push;
+pub mod redact;
 pub mod redis_conn;
 pub mod scripts;
 pub mod search;

@@ -34,6 +34,8 @@ use redis::sentinel::{SentinelClient, SentinelServerType};
 use redis::AsyncConnectionConfig;
 use tokio::sync::Mutex;
 
+use crate::redact;
+
 mod cluster;
 mod link;
 mod pool;
@@ -94,6 +96,7 @@ pub const SENTINEL_SCHEME: &str = "redis+sentinel://";
 #[derive(Clone)]
 pub struct RedisEndpoint {
     target: Target,
+    /// The URL, its password masked.
     url: Arc<str>,
 }
 
@@ -141,19 +144,20 @@ impl RedisEndpoint {
     /// `redis+sentinel://host1:26379,host2:26379/<master name>` or
     /// `redis+cluster://host1:6379,host2:6379` (seed nodes of a Redis Cluster).
     pub fn parse(url: &str) -> Result<Self, RedisConnError> {
+        let shown = redact::url(url);
         if url.starts_with("rediss") {
             use_tls_crypto();
         }
         if let Some(state) = cluster::parse(url) {
             return Ok(Self {
                 target: Target::Cluster(Arc::new(state?)),
-                url: url.into(),
+                url: shown.into(),
             });
         }
         let target = match url.strip_prefix(SENTINEL_SCHEME) {
             Some(rest) => {
                 let (hosts, master) = rest.split_once('/').ok_or_else(|| {
-                    RedisConnError::Config(format!("{url}: no master name after the hosts"))
+                    RedisConnError::Config(format!("{shown}: no master name after the hosts"))
                 })?;
                 let master = master.trim_end_matches('/');
                 let sentinels: Vec<String> = hosts
@@ -163,7 +167,7 @@ impl RedisEndpoint {
                     .collect();
                 if sentinels.is_empty() || master.is_empty() {
                     return Err(RedisConnError::Config(format!(
-                        "{url}: expected {SENTINEL_SCHEME}host:port[,host:port…]/<master name>"
+                        "{shown}: expected {SENTINEL_SCHEME}host:port[,host:port…]/<master name>"
                     )));
                 }
                 let client =
@@ -178,11 +182,11 @@ impl RedisEndpoint {
         };
         Ok(Self {
             target,
-            url: url.into(),
+            url: shown.into(),
         })
     }
 
-    /// The URL it was parsed from.
+    /// The URL it was parsed from, its password masked (for messages).
     pub fn url(&self) -> &str {
         &self.url
     }

@@ -55,6 +55,8 @@ pub struct Cluster {
     /// Extra environment of every gateway and every worker (kept for restarts).
     gateway_env: Vec<(String, String)>,
     worker_env: Vec<(String, String)>,
+    /// The ACL user and password nodes log in with, if not the default user.
+    redis_user: Option<(String, String)>,
     /// Processes started so far, naming the log of each restart apart.
     starts: usize,
     /// Declared last: dropped after the processes, kept on failure for their logs.
@@ -94,9 +96,16 @@ impl Cluster {
             worker_http: Vec::new(),
             gateway_env: spec.gateway_env.clone(),
             worker_env: spec.worker_env.clone(),
+            redis_user: spec.redis_user.clone(),
             starts: 0,
             scratch,
         };
+        if let Some((user, password)) = &cluster.redis_user {
+            let rule = format!(">{password}");
+            cluster
+                .redis_command(&["ACL", "SETUSER", user, "on", &rule, "~*", "&*", "+@all"])
+                .expect("creating the nodes' Redis user");
+        }
         for index in 0..spec.gateways {
             let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
             let process = cluster.spawn_gateway(index, addr);
@@ -118,7 +127,7 @@ impl Cluster {
     fn node_command(&self, binary_name: &str, node_id: &str, env: &[(String, String)]) -> Command {
         let mut command = Command::new(binary(binary_name));
         command
-            .env("IRIS_REDIS_URL", self.redis_url())
+            .env("IRIS_REDIS_URL", self.node_redis_url())
             .env("IRIS_PARTITIONS", self.partitions.to_string())
             .env("IRIS_NODE_ID", node_id)
             .env("RUST_LOG", NODE_LOG_FILTER)
@@ -311,6 +320,18 @@ impl Cluster {
         }
     }
 
+    /// The `IRIS_REDIS_URL` nodes log in with: [`Cluster::redis_url`] with the spec's
+    /// Redis user and password, if it named one.
+    pub fn node_redis_url(&self) -> String {
+        let url = self.redis_url();
+        match (&self.redis_user, url.split_once("://")) {
+            (Some((user, password)), Some((scheme, rest))) => {
+                format!("{scheme}://{user}:{password}@{rest}")
+            }
+            _ => url,
+        }
+    }
+
     /// The Sentinel-managed Redis, if the cluster runs on one.
     pub fn sentinels(&self) -> Option<&SentinelGroup> {
         match &self.redis {
@@ -355,7 +376,7 @@ impl Cluster {
         let output = Command::new(binary(GATEWAY))
             .arg("token")
             .args(args)
-            .env("IRIS_REDIS_URL", self.redis_url())
+            .env("IRIS_REDIS_URL", self.node_redis_url())
             .env("RUST_LOG", "warn")
             .output()
             .expect("running iris-gateway token");
@@ -413,6 +434,11 @@ impl Cluster {
     /// Worker `index`'s log so far.
     pub fn worker_log(&self, index: usize) -> String {
         self.workers[index].log_text()
+    }
+
+    /// Everything gateway `index` has logged so far.
+    pub fn gateway_log(&self, index: usize) -> String {
+        self.gateways[index].process.log_text()
     }
 
     /// Asks gateway `index` to shut down in order (SIGTERM: it drains its sessions).

@@ -29,6 +29,7 @@ pub struct ClusterSpec {
     pub(crate) partitions: u32,
     pub(crate) gateway_env: Vec<(String, String)>,
     pub(crate) worker_env: Vec<(String, String)>,
+    pub(crate) redis_user: Option<(String, String)>,
 }
 
 /// Environment variable that runs every test asking for the default Redis on a six-node
@@ -55,6 +56,7 @@ impl Default for ClusterSpec {
             partitions: 64,
             gateway_env: Vec::new(),
             worker_env: Vec::new(),
+            redis_user: None,
         }
     }
 }
@@ -87,6 +89,14 @@ impl ClusterSpec {
     /// An extra environment variable for every gateway.
     pub fn gateway_env(mut self, name: &str, value: &str) -> Self {
         self.gateway_env.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Nodes log in to Redis as `user` with `password` (an ACL user the harness creates),
+    /// given in their `IRIS_REDIS_URL`; the harness's own commands keep the default user.
+    /// One server only.
+    pub fn redis_user(mut self, user: &str, password: &str) -> Self {
+        self.redis_user = Some((user.to_owned(), password.to_owned()));
         self
     }
 

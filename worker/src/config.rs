@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
+use iris_shared::redact::Secret;
+
 use crate::chat::BusyPolicy;
 
 /// Which upstream agent runs the turns.
@@ -25,12 +27,12 @@ pub struct WorkerArgs {
     pub agent: AgentKind,
 
     /// Base URL of the upstream agent (hermes, openai).
-    #[arg(long, env = "IRIS_AGENT_URL")]
+    #[arg(long, env = "IRIS_AGENT_URL", hide_env_values = true)]
     pub agent_url: Option<String>,
 
     /// API key for the upstream agent.
     #[arg(long, env = "IRIS_AGENT_API_KEY", hide_env_values = true)]
-    pub agent_api_key: Option<String>,
+    pub agent_api_key: Option<Secret>,
 
     /// Model to ask the upstream agent for.
     #[arg(long, env = "IRIS_AGENT_MODEL")]
@@ -70,12 +72,12 @@ pub struct WorkerArgs {
     pub chat_idle_secs: u64,
 
     /// ntfy server to push offline devices through, e.g. `https://ntfy.sh` (see docs/push.md).
-    #[arg(long, env = "IRIS_NTFY_URL")]
+    #[arg(long, env = "IRIS_NTFY_URL", hide_env_values = true)]
     pub ntfy_url: Option<String>,
 
     /// Access token for the ntfy server (sent as `Authorization: Bearer`).
     #[arg(long, env = "IRIS_NTFY_TOKEN", hide_env_values = true)]
-    pub ntfy_token: Option<String>,
+    pub ntfy_token: Option<Secret>,
 
     /// Google service-account JSON (`project_id`, `client_email`, `private_key`, `token_uri`)
     /// to push offline devices through FCM HTTP v1.

@@ -145,6 +145,7 @@ fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
     actix::System::new().block_on(async move {
         let agent = build_agent(&cli.worker).await?;
         let endpoint = RedisEndpoint::parse(&cli.cluster.redis_url)?;
+        let redis_shown = endpoint.url().to_owned();
         let redis = redis_conn::pool(&endpoint)?;
         let media = Arc::new(
             MediaStore::open(cli.worker.media_store.as_deref())
@@ -205,7 +206,7 @@ fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
             directory.clone(),
             redis,
         ));
-        tracing::info!(node = %node_id, partitions = cli.cluster.partitions, agent = ?cli.worker.agent, "iris-worker running");
+        tracing::info!(node = %node_id, partitions = cli.cluster.partitions, agent = ?cli.worker.agent, redis = %redis_shown, "iris-worker running");
         iris_shared::shutdown::signal().await;
         drain(&node_id, &keeper, &directory, cli.worker.drain_grace()).await;
         Ok(())

@@ -4,12 +4,14 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use sha2::{Digest, Sha256};
 
+use iris_shared::redact::Secret;
+
 use super::error;
 use crate::state::GatewayState;
 
 /// `None` when the request carries the configured admin key, else the answer to send.
 pub fn refusal(request: &HttpRequest, state: &GatewayState) -> Option<HttpResponse> {
-    let Some(expected) = state.admin_key.as_deref() else {
+    let Some(expected) = state.admin_key.as_ref().map(Secret::expose) else {
         return Some(error(
             StatusCode::NOT_FOUND,
             "api_disabled",

@@ -84,7 +84,11 @@ impl OtelSettings {
         .iter()
         .filter_map(|(on, name)| on.then_some(*name))
         .collect();
-        format!("{} ({protocol}: {})", self.endpoint, signals.join(", "))
+        format!(
+            "{} ({protocol}: {})",
+            crate::redact::in_text(&self.endpoint),
+            signals.join(", ")
+        )
     }
 }
 

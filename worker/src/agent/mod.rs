@@ -20,6 +20,8 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
+use iris_shared::redact::Secret;
+
 /// One earlier message of the conversation, as upstream agents take it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatMessage {
@@ -217,7 +219,7 @@ pub struct UpstreamConfig {
     /// Base URL, e.g. `http://127.0.0.1:8642` (a trailing `/v1` is accepted too).
     pub url: String,
     /// Bearer token, if the upstream needs one.
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     /// Default model, if configured.
     pub model: Option<String>,
 }

@@ -9,6 +9,7 @@
 
 use base64::Engine as _;
 use iris_shared::push::{PushJob, PushKind};
+use iris_shared::redact::Secret;
 use reqwest::header::HeaderValue;
 
 use super::retry::SendError;
@@ -25,7 +26,7 @@ pub const SEQ_HEADER: &str = "X-Iris-Seq";
 pub struct Ntfy {
     http: reqwest::Client,
     base_url: String,
-    token: Option<String>,
+    token: Option<Secret>,
 }
 
 /// Whether `topic` is a topic name ntfy accepts (`[-_A-Za-z0-9]{1,64}`); anything else could
@@ -63,7 +64,7 @@ fn tag(kind: PushKind) -> &'static str {
 
 impl Ntfy {
     /// The server at `url`, authenticated with `token` if given.
-    pub fn new(http: reqwest::Client, url: &str, token: Option<String>) -> Self {
+    pub fn new(http: reqwest::Client, url: &str, token: Option<Secret>) -> Self {
         Self {
             http,
             base_url: url.trim_end_matches('/').to_owned(),
@@ -98,7 +99,7 @@ impl Ntfy {
             request = request.header("Priority", "high");
         }
         if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
+            request = request.bearer_auth(token.expose());
         }
         let response = request.send().await.map_err(|e| SendError::transport(&e))?;
         let status = response.status();

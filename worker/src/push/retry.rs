@@ -56,7 +56,10 @@ impl SendError {
 
     /// A request that got no answer (connection refused, timeout, broken response).
     pub fn transport(err: &reqwest::Error) -> Self {
-        SendError::Retryable(format!("request failed: {err}"))
+        // reqwest quotes the URL it failed on, credentials included.
+        SendError::Retryable(iris_shared::redact::in_text(&format!(
+            "request failed: {err}"
+        )))
     }
 }
 

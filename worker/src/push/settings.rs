@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use iris_shared::protocol::enums::PushKind as ServerPushKind;
+use iris_shared::redact::Secret;
 
 use super::fcm::credentials::ServiceAccount;
 use crate::config::WorkerArgs;
@@ -15,7 +16,7 @@ pub struct NtfySettings {
     /// Base URL, e.g. `https://ntfy.sh`.
     pub url: String,
     /// Access token, if the server wants one.
-    pub token: Option<String>,
+    pub token: Option<Secret>,
 }
 
 /// FCM through one service account.
@@ -51,7 +52,7 @@ impl PushSettings {
     pub fn from_args(args: &WorkerArgs) -> anyhow::Result<Option<Self>> {
         let ntfy = set(&args.ntfy_url).map(|url| NtfySettings {
             url,
-            token: set(&args.ntfy_token),
+            token: args.ntfy_token.clone().filter(|token| !token.is_blank()),
         });
         let fcm = match args.fcm_credentials.as_deref() {
             Some(path) if !path.as_os_str().is_empty() => Some(FcmSettings {

@@ -49,7 +49,7 @@ async fn check_health(endpoint: &Endpoint) -> Result<(), AgentError> {
     let failure = describe_failure(response).await;
     Err(AgentError::Upstream(format!(
         "Hermes at {} is not healthy (GET /health: {failure}); check IRIS_AGENT_URL",
-        endpoint.base()
+        endpoint.shown_url()
     )))
 }
 

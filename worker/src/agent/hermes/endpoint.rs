@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use reqwest::{Client, RequestBuilder, Response, StatusCode};
 
+use iris_shared::redact::Secret;
+
 use crate::agent::AgentError;
 
 /// Longest wait for a TCP (and TLS) connection to Hermes.
@@ -20,7 +22,9 @@ const MAX_QUOTED_BODY: usize = 200;
 pub(super) struct Endpoint {
     /// Base URL without a trailing `/` or `/v1`, e.g. `http://127.0.0.1:8642`.
     base: String,
-    api_key: Option<String>,
+    /// `base` with any credentials in it masked, for messages.
+    shown: String,
+    api_key: Option<Secret>,
     http: Client,
 }
 
@@ -28,7 +32,7 @@ pub(super) struct Endpoint {
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
-            .field("base", &self.base)
+            .field("base", &self.shown)
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .finish_non_exhaustive()
     }
@@ -36,11 +40,12 @@ impl std::fmt::Debug for Endpoint {
 
 impl Endpoint {
     /// An endpoint for `url` (with or without a trailing `/v1` or `/`).
-    pub(super) fn new(url: &str, api_key: Option<String>) -> Result<Self, AgentError> {
+    pub(super) fn new(url: &str, api_key: Option<Secret>) -> Result<Self, AgentError> {
         let base = normalize_base_url(url);
         if reqwest::Url::parse(&base).is_err() {
             return Err(AgentError::Upstream(format!(
-                "IRIS_AGENT_URL {url:?} is not a valid URL (expected e.g. http://127.0.0.1:8642)"
+                "IRIS_AGENT_URL {:?} is not a valid URL (expected e.g. http://127.0.0.1:8642)",
+                iris_shared::redact::in_text(url)
             )));
         }
         let http = Client::builder()
@@ -48,15 +53,16 @@ impl Endpoint {
             .build()
             .map_err(|err| AgentError::Upstream(format!("cannot build the HTTP client: {err}")))?;
         Ok(Endpoint {
+            shown: iris_shared::redact::url(&base),
             base,
             api_key,
             http,
         })
     }
 
-    /// The normalized base URL, for messages.
-    pub(super) fn base(&self) -> &str {
-        &self.base
+    /// The normalized base URL, for messages: any password in it masked.
+    pub(super) fn shown_url(&self) -> &str {
+        &self.shown
     }
 
     /// A `GET` of `path` (starting with `/`) with the bearer key and the request timeout.
@@ -99,7 +105,7 @@ impl Endpoint {
     pub(super) fn unreachable(&self, err: &reqwest::Error) -> AgentError {
         AgentError::Upstream(format!(
             "cannot reach Hermes at {}: {}; check IRIS_AGENT_URL and that its API server runs",
-            self.base,
+            self.shown,
             describe_error(err)
         ))
     }
@@ -115,7 +121,7 @@ impl Endpoint {
             request = request.header(name, value);
         }
         match &self.api_key {
-            Some(key) => request.bearer_auth(key),
+            Some(key) => request.bearer_auth(key.expose()),
             None => request,
         }
     }
@@ -160,7 +166,7 @@ pub(super) fn describe_error(err: &reqwest::Error) -> String {
         text.push_str(&cause.to_string());
         source = cause.source();
     }
-    text
+    iris_shared::redact::in_text(&text)
 }
 
 fn describe_status(status: StatusCode) -> String {

@@ -72,7 +72,7 @@ impl HermesAgent {
             .model
             .or_else(|| probed.models.first().map(|model| model.id.clone()));
         tracing::info!(
-            url = endpoint.base(),
+            url = endpoint.shown_url(),
             steer = probed.steer_path.is_some(),
             default_model = default_model.as_deref().unwrap_or("(unknown)"),
             "connected to Hermes"

@@ -116,7 +116,7 @@ impl RunReader {
             .map_err(|err| {
                 format!(
                     "cannot reach Hermes at {}: {}",
-                    self.endpoint.base(),
+                    self.endpoint.shown_url(),
                     describe_error(&err)
                 )
             })?;

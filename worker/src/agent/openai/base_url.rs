@@ -34,7 +34,8 @@ pub(super) fn normalize_base_url(configured: &str) -> Result<String, AgentError>
 
 fn invalid(configured: &str, why: &str) -> AgentError {
     AgentError::Upstream(format!(
-        "IRIS_AGENT_URL {configured:?} is not a usable URL ({why})"
+        "IRIS_AGENT_URL {:?} is not a usable URL ({why})",
+        iris_shared::redact::in_text(configured)
     ))
 }
 

@@ -6,6 +6,8 @@ use std::time::Duration;
 use reqwest::{Client, RequestBuilder};
 use serde::Serialize;
 
+use iris_shared::redact::Secret;
+
 use crate::agent::AgentError;
 
 /// How long the upstream may take, at most.
@@ -30,19 +32,31 @@ impl Default for Timeouts {
 }
 
 /// An OpenAI-compatible endpoint: where it is and how to talk to it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(super) struct Endpoint {
     client: Client,
     base: String,
-    api_key: Option<String>,
+    /// `base` with any credentials in it masked, for messages.
+    shown: String,
+    api_key: Option<Secret>,
     timeouts: Timeouts,
+}
+
+/// Leaves the key and the URL's credentials out, so logging an agent cannot leak them.
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base", &self.shown)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .finish_non_exhaustive()
+    }
 }
 
 impl Endpoint {
     /// An endpoint at `base` (already normalized: no trailing `/` or `/v1`).
     pub fn new(
         base: String,
-        api_key: Option<String>,
+        api_key: Option<Secret>,
         timeouts: Timeouts,
     ) -> Result<Self, AgentError> {
         // A read timeout rather than a total one: answers may stream for many minutes, but
@@ -55,18 +69,19 @@ impl Endpoint {
             .pool_max_idle_per_host(0)
             .build()
             .map_err(|err| AgentError::Upstream(format!("cannot set up an HTTP client: {err}")))?;
-        let api_key = api_key.filter(|key| !key.trim().is_empty());
+        let api_key = api_key.filter(|key| !key.is_blank());
         Ok(Self {
             client,
+            shown: iris_shared::redact::url(&base),
             base,
             api_key,
             timeouts,
         })
     }
 
-    /// The base URL, for messages.
-    pub fn base(&self) -> &str {
-        &self.base
+    /// The base URL, for messages: any password in it masked.
+    pub fn shown_url(&self) -> &str {
+        &self.shown
     }
 
     /// Whether an API key is sent.
@@ -102,7 +117,7 @@ impl Endpoint {
             request = request.header(name, value);
         }
         match &self.api_key {
-            Some(key) => request.bearer_auth(key),
+            Some(key) => request.bearer_auth(key.expose()),
             None => request,
         }
     }

@@ -60,7 +60,7 @@ impl OpenAiAgent {
             (Err(ModelsError::NotFound), Some(model)) => vec![model.clone()],
             (Err(err), _) => return Err(err.into_agent_error(&endpoint)),
         };
-        tracing::info!(url = endpoint.base(), models = ?listed, "OpenAI-compatible agent reachable");
+        tracing::info!(url = endpoint.shown_url(), models = ?listed, "OpenAI-compatible agent reachable");
         Ok(Self {
             endpoint,
             configured_model,

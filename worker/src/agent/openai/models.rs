@@ -26,7 +26,7 @@ pub(super) enum ModelsError {
 impl ModelsError {
     /// The error for the worker's operator, naming the setting to fix.
     pub fn into_agent_error(self, endpoint: &Endpoint) -> AgentError {
-        let base = endpoint.base();
+        let base = endpoint.shown_url();
         AgentError::Upstream(match self {
             Self::Unreachable(why) => format!(
                 "cannot reach the OpenAI-compatible agent at {base} ({why}); check IRIS_AGENT_URL"

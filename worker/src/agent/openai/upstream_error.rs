@@ -65,7 +65,8 @@ pub(super) fn with_causes(err: &dyn Error) -> String {
         }
         cause = inner.source();
     }
-    message
+    // Transport errors quote the URL they failed on, credentials included.
+    iris_shared::redact::in_text(&message)
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ fn ntfy_settings(url: &str) -> PushSettings {
     PushSettings {
         ntfy: Some(NtfySettings {
             url: url.to_owned(),
-            token: Some(NTFY_TOKEN.to_owned()),
+            token: Some(NTFY_TOKEN.into()),
         }),
         fcm: None,
         min_interval: Duration::ZERO,

@@ -24,7 +24,7 @@ async fn connect_accepts_the_url_with_a_trailing_v1() {
 async fn connect_refuses_a_wrong_key_naming_iris_agent_api_key() {
     let fake = FakeHermes::start(Script::streaming(Vec::new()));
     let config = UpstreamConfig {
-        api_key: Some("wrong-key-0123456789".to_owned()),
+        api_key: Some("wrong-key-0123456789".into()),
         ..fake.config()
     };
     let err = HermesAgent::connect(config).await.unwrap_err();

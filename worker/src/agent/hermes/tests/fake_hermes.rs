@@ -164,7 +164,7 @@ impl FakeHermes {
     pub(super) fn config(&self) -> UpstreamConfig {
         UpstreamConfig {
             url: self.url.clone(),
-            api_key: Some(API_KEY.to_owned()),
+            api_key: Some(API_KEY.into()),
             model: None,
         }
     }

@@ -149,7 +149,7 @@ async fn a_hermes_gone_at_submission_ends_the_turn_with_one_failure() {
     // Connected earlier, gone now: built directly, as connecting would fail.
     let url = unused_url();
     let agent = HermesAgent {
-        endpoint: Endpoint::new(&url, Some(API_KEY.to_owned())).unwrap(),
+        endpoint: Endpoint::new(&url, Some(API_KEY.into())).unwrap(),
         steer_path: None,
         default_model: None,
         idle_limit: IDLE_LIMIT,
