@@ -28,6 +28,7 @@ pub struct ClusterSpec {
     pub(crate) workers: usize,
     pub(crate) partitions: u32,
     pub(crate) gateway_env: Vec<(String, String)>,
+    pub(crate) internal_listener: bool,
     pub(crate) worker_env: Vec<(String, String)>,
 }
 
@@ -54,6 +55,7 @@ impl Default for ClusterSpec {
             workers: 1,
             partitions: 64,
             gateway_env: Vec::new(),
+            internal_listener: false,
             worker_env: Vec::new(),
         }
     }
@@ -87,6 +89,13 @@ impl ClusterSpec {
     /// An extra environment variable for every gateway.
     pub fn gateway_env(mut self, name: &str, value: &str) -> Self {
         self.gateway_env.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Gives every gateway an internal listener (`IRIS_INTERNAL_LISTEN` on a port of its
+    /// own), where the cluster's metric and server-API helpers then go.
+    pub fn internal_listener(mut self) -> Self {
+        self.internal_listener = true;
         self
     }
 
