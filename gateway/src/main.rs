@@ -274,7 +274,7 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
             Some(addr) => addr.to_string(),
             None => "off (IRIS_LISTEN serves /metrics and /api/v1)".to_owned(),
         };
-        tracing::info!(node = %node_id, listen = %gateway.listen, internal_listen, started_ms = now_ms(), "iris-gateway serving");
+        tracing::info!(node = %node_id, listen = %gateway.listen, internal_listen = %internal_listen, started_ms = now_ms(), "iris-gateway serving");
         let handles = std::iter::once(server.handle())
             .chain(internal.as_ref().map(|s| s.handle()))
             .collect();
@@ -284,9 +284,12 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
             draining,
             metrics_for_drain,
         ));
-        server.await?;
-        if let Some(internal) = internal {
-            internal.await?;
+        // Both servers run only while polled: the internal one beside the public one.
+        match internal {
+            Some(internal) => {
+                futures_util::try_join!(server, internal)?;
+            }
+            None => server.await?,
         }
         tracing::info!(node = %node_id, "iris-gateway stopped");
         Ok(())
