@@ -231,3 +231,38 @@ fn an_unusable_internal_address_stops_the_gateway_with_a_clear_message() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// Proves that SIGTERM stops a gateway with an internal listener as it stops one without:
+/// its device is told `status {state: restarting}` and closed with 4100, then the process
+/// exits, both listeners with it.
+#[tokio::test]
+async fn a_gateway_with_an_internal_listener_drains_and_exits() {
+    let mut cluster = Cluster::start("internal-drain", spec().workers(0)).await;
+    let internal = cluster
+        .gateway_internal_addr(0)
+        .expect("an internal listener");
+    let token = cluster.create_token("iris");
+    let mut phone = cluster.connect(0, "phone").await;
+    phone.pair(&token, "phone-1").await;
+
+    cluster.terminate_gateway(0);
+    let status = phone.recv_until("status").await.pop().unwrap();
+    assert_eq!(
+        payload_str(&status, "state"),
+        Some("restarting"),
+        "{status}"
+    );
+    assert_eq!(phone.expect_close().await, Some(4100));
+    let deadline = Instant::now() + EXIT_WITHIN;
+    while !cluster.gateway_exited(0) {
+        assert!(
+            Instant::now() < deadline,
+            "the gateway did not exit within {EXIT_WITHIN:?} of SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        http_probe::get(internal, "/healthz").await.is_err(),
+        "the internal listener outlived the process"
+    );
+}
