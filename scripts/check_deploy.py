@@ -61,6 +61,8 @@ API_SERVER_URL = "http://127.0.0.1:8080/api/v1"
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 IRIS_UID = "65532"
+# The gateways' IRIS_INTERNAL_LISTEN port: /metrics and /api/v1, never published.
+GATEWAY_INTERNAL_PORT = 9090
 # compose service -> (Dockerfile stage, port it listens on)
 IRIS_SERVICES = {
     "gateway": ("gateway", 8080),
@@ -461,6 +463,14 @@ def check_compose(images, collector):
         listen = env.get("IRIS_LISTEN" if stage == "gateway" else "IRIS_METRICS_LISTEN", "")
         check(host_port(listen)[1] == port, f"{name} listens on {port}", listen)
         check(str(port) in images.get(stage, {}).get("exposed", []), f"{name} listen port is EXPOSEd by its image")
+        if stage == "gateway":
+            internal = env.get("IRIS_INTERNAL_LISTEN", "")
+            check(host_port(internal)[1] == GATEWAY_INTERNAL_PORT,
+                  f"{name} serves /metrics and /api/v1 on IRIS_INTERNAL_LISTEN port {GATEWAY_INTERNAL_PORT}", internal)
+            check(str(GATEWAY_INTERNAL_PORT) in images.get(stage, {}).get("exposed", []), f"{name} internal port is EXPOSEd by its image")
+            published = [str(p) for p in service.get("ports") or []]
+            check(not any(p.endswith(f":{GATEWAY_INTERNAL_PORT}") for p in published),
+                  f"{name} does not publish its internal port", str(published))
         node_ids.append(env.get("IRIS_NODE_ID"))
         partitions.add(env.get("IRIS_PARTITIONS"))
         check(any(str(v).split(":")[0] == "/tmp" for v in service.get("tmpfs") or []), f"{name} has a tmpfs /tmp")
@@ -500,7 +510,7 @@ def check_prometheus(compose):
     config = yaml.safe_load(PROMETHEUS.read_text())
     services = compose.get("services") or {}
     jobs = {j["job_name"]: j for j in config.get("scrape_configs") or []}
-    expected = {"iris-gateway": 8080, "iris-worker": 9090, "otel-collector": COLLECTOR_PROMETHEUS_PORT}
+    expected = {"iris-gateway": GATEWAY_INTERNAL_PORT, "iris-worker": 9090, "otel-collector": COLLECTOR_PROMETHEUS_PORT}
     for job, port in expected.items():
         if not check(job in jobs, f"scrape job {job}"):
             continue

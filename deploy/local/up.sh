@@ -6,7 +6,8 @@
 # Settings (environment):
 #   IRIS_REDIS_URL      use this Redis instead of starting one
 #   IRIS_LOCAL_REDIS_PORT  port of the Redis started here (default 6390)
-#   IRIS_GATEWAY_PORTS  gateway ports (default "8080 8081")
+#   IRIS_GATEWAY_PORTS  gateway ports (default "8080 8081"); each gateway serves /metrics and
+#                       the server API on its internal listener, 1000 above (9080, 9081)
 #   IRIS_WORKER_METRICS_PORT  the worker's /healthz, /readyz, /metrics port (default 9090)
 #   IRIS_ACCOUNT        account of the printed token (default "demo")
 #   IRIS_AGENT, IRIS_AGENT_URL, IRIS_AGENT_API_KEY, IRIS_AGENT_MODEL  worker's upstream
@@ -68,11 +69,15 @@ fi
 redis_host_port=${IRIS_REDIS_URL#redis://}
 echo "Redis: $IRIS_REDIS_URL"
 
+internal_port() { # a gateway's public port -> its IRIS_INTERNAL_LISTEN port
+  echo $(($1 + 1000))
+}
 admin_key=${IRIS_ADMIN_KEY:-$(od -An -N18 -tx1 /dev/urandom | tr -d ' \n')}
 index=0
 for port in $gateway_ports; do
   index=$((index + 1))
-  IRIS_LISTEN="127.0.0.1:$port" IRIS_NODE_ID="gateway-$index" IRIS_ADMIN_KEY="$admin_key" \
+  IRIS_LISTEN="127.0.0.1:$port" IRIS_INTERNAL_LISTEN="127.0.0.1:$(internal_port "$port")" \
+    IRIS_NODE_ID="gateway-$index" IRIS_ADMIN_KEY="$admin_key" \
     "$bin/iris-gateway" >"$state_dir/logs/gateway-$index.log" 2>&1 &
   pids+=($!)
 done
@@ -101,8 +106,8 @@ Iris Cluster is up (Redis ${redis_host_port}, agent ${IRIS_AGENT:-echo}).
     {"v":1,"id":1,"type":"hello","payload":{"token":"$token","device_id":"my-phone"}}
   Then e.g.:
     {"v":1,"id":2,"type":"message.send","chat_id":"android:default","payload":{"text":"hello"}}
-  Health: http://127.0.0.1:${gateway_ports%% *}/readyz   Metrics: http://127.0.0.1:${gateway_ports%% *}/metrics
-  Server API (docs/server-api.md): http://127.0.0.1:${gateway_ports%% *}/api/v1  admin key: $admin_key
+  Health: http://127.0.0.1:${gateway_ports%% *}/readyz   Metrics: http://127.0.0.1:$(internal_port "${gateway_ports%% *}")/metrics
+  Server API (docs/server-api.md): http://127.0.0.1:$(internal_port "${gateway_ports%% *}")/api/v1  admin key: $admin_key
   Logs: $state_dir/logs/
 Press Ctrl-C to stop.
 EOT

@@ -23,6 +23,12 @@ pub struct GatewayArgs {
     )]
     pub listen: String,
 
+    /// Address of a second listener for `/metrics` and the server API (`/api/v1`), which the
+    /// public one (`IRIS_LISTEN`) then answers 404 for; it also serves `/healthz` and
+    /// `/readyz`. Unset: everything is served on `IRIS_LISTEN`.
+    #[arg(long, global = true, env = "IRIS_INTERNAL_LISTEN")]
+    pub internal_listen: Option<std::net::SocketAddr>,
+
     /// How long a new connection may take to send `hello` before it is closed (ms).
     #[arg(
         long,

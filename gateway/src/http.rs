@@ -1,5 +1,6 @@
 //! HTTP routes: `GET /ws` (the protocol), `GET /healthz`, `GET /readyz`, `GET /metrics`, the
-//! server API and the web client (`GET /`, `GET /app/{file}`).
+//! server API and the web client (`GET /`, `GET /app/{file}`), and which of them each
+//! listener serves.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,14 +23,34 @@ const READY_PING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1
 /// Source of node-unique session ids.
 static NEXT_SESSION_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Registers every route on an app.
+/// Registers every route on an app: the one listener of a node without an internal one.
 pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.configure(public_routes).configure(operator_routes);
+}
+
+/// The routes of the public listener when an internal one takes the operator's routes: the
+/// protocol, the web client and the probes. Anything else is a 404.
+pub fn public_routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/ws", web::get().to(websocket))
-        .route("/healthz", web::get().to(healthz))
-        .route("/readyz", web::get().to(readyz))
-        .route("/metrics", web::get().to(metrics))
-        .configure(crate::api::routes)
+        .configure(probe_routes)
         .configure(crate::web::routes);
+}
+
+/// The routes of the internal listener: the operator's routes and the probes.
+pub fn internal_routes(cfg: &mut web::ServiceConfig) {
+    cfg.configure(probe_routes).configure(operator_routes);
+}
+
+/// `/healthz` and `/readyz`, served on every listener.
+fn probe_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz));
+}
+
+/// `/metrics` and the server API: for operators and the systems they run, not devices.
+fn operator_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/metrics", web::get().to(metrics))
+        .configure(crate::api::routes);
 }
 
 async fn websocket(

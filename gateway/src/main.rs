@@ -4,6 +4,7 @@
 //! # Layout
 //! - `config`: the gateway's flags and environment variables.
 //! - `http`: the HTTP routes.
+//! - `listeners`: the public and the internal listener's sockets.
 //! - `api`: the server API under `/api/v1` (publish, tokens, devices).
 //! - `session`: the session actor, one per WebSocket (pairing, requests, replays).
 //! - `cursor`: a device's outbox position and the exactly-once delivery rules.
@@ -30,6 +31,7 @@ mod cursor;
 mod delivery_loop;
 mod hello_limit;
 mod http;
+mod listeners;
 mod metrics;
 mod rate_limit;
 mod registry;
@@ -57,6 +59,7 @@ use iris_shared::tokens;
 use crate::backend_watch::BackendWatch;
 use crate::config::{GatewayArgs, SessionLimits};
 use crate::hello_limit::HelloLimiter;
+use crate::listeners::Listeners;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::state::GatewayState;
@@ -163,9 +166,10 @@ const DRAIN_NOTICE: std::time::Duration = std::time::Duration::from_millis(500);
 /// Seconds the HTTP server waits for connections to finish after a drain.
 const SHUTDOWN_GRACE_SECS: u64 = 5;
 
-/// On SIGTERM or SIGINT: tell every session to reconnect elsewhere, then stop serving.
+/// On SIGTERM or SIGINT: tell every session to reconnect elsewhere, then stop serving (every
+/// listener).
 async fn drain_on_signal(
-    server: actix_web::dev::ServerHandle,
+    servers: Vec<actix_web::dev::ServerHandle>,
     registry: actix::Addr<Registry>,
     draining: Arc<AtomicBool>,
     metrics: Arc<Metrics>,
@@ -177,14 +181,35 @@ async fn drain_on_signal(
     tokio::time::sleep(DRAIN_NOTICE).await;
     let drained = registry.send(registry::Drain).await.unwrap_or(0);
     tracing::info!(sessions = drained, "draining: sessions told to reconnect");
-    server.stop(true).await;
+    for server in servers {
+        server.stop(true).await;
+    }
+}
+
+/// The internal listener's server: `/metrics`, the server API and the probes. One worker
+/// thread: it serves scrapes and operators, not devices.
+fn internal_server(
+    listener: std::net::TcpListener,
+    data: actix_web::web::Data<GatewayState>,
+) -> anyhow::Result<actix_web::dev::Server> {
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .configure(http::internal_routes)
+    })
+    .workers(1)
+    .listen(listener)
+    .context("cannot serve IRIS_INTERNAL_LISTEN")?
+    .disable_signals()
+    .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+    .run();
+    Ok(server)
 }
 
 fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyhow::Result<()> {
     // Bound before any actor starts: a taken port is reported as that, and nothing half-started
     // is torn down.
-    let listener = std::net::TcpListener::bind(&gateway.listen)
-        .with_context(|| format!("cannot listen on {}", gateway.listen))?;
+    let listeners = Listeners::bind(&gateway)?;
     actix_web::rt::System::new().block_on(async move {
         let endpoint = RedisEndpoint::parse(&cluster.redis_url)?;
         let redis_shown = endpoint.url().to_owned();
@@ -227,24 +252,46 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
         let metrics_for_drain = state.metrics.clone();
         let data = actix_web::web::Data::new(state);
         let unacked_limit = Duration::from_millis(gateway.client_timeout_ms);
-        let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::routes))
+        // With an internal listener, the public one serves neither `/metrics` nor the API.
+        let public_routes = match listeners.internal {
+            Some(_) => http::public_routes,
+            None => http::routes,
+        };
+        let internal = listeners
+            .internal
+            .map(|listener| internal_server(listener, data.clone()))
+            .transpose()?;
+        let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(public_routes))
             .on_connect(move |connection, _| http::tune_connection(connection, unacked_limit))
             // A turn's frames come in quick succession: without TCP_NODELAY each one written
             // while the previous is unacknowledged waits for the device's delayed ACK (40 ms).
             .tcp_nodelay(true)
-            .listen(listener)
+            .listen(listeners.public)
             .with_context(|| format!("cannot listen on {}", gateway.listen))?
             .disable_signals()
             .shutdown_timeout(SHUTDOWN_GRACE_SECS)
             .run();
-        tracing::info!(node = %node_id, listen = %gateway.listen, redis = %redis_shown, started_ms = now_ms(), "iris-gateway serving");
+        let internal_listen = match gateway.internal_listen {
+            Some(addr) => addr.to_string(),
+            None => "off (IRIS_LISTEN serves /metrics and /api/v1)".to_owned(),
+        };
+        tracing::info!(node = %node_id, listen = %gateway.listen, internal_listen = %internal_listen, redis = %redis_shown, started_ms = now_ms(), "iris-gateway serving");
+        let handles = std::iter::once(server.handle())
+            .chain(internal.as_ref().map(|s| s.handle()))
+            .collect();
         actix_web::rt::spawn(drain_on_signal(
-            server.handle(),
+            handles,
             registry_for_drain,
             draining,
             metrics_for_drain,
         ));
-        server.await?;
+        // Both servers run only while polled: the internal one beside the public one.
+        match internal {
+            Some(internal) => {
+                futures_util::try_join!(server, internal)?;
+            }
+            None => server.await?,
+        }
         tracing::info!(node = %node_id, "iris-gateway stopped");
         Ok(())
     })

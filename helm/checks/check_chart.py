@@ -32,6 +32,7 @@ from yamllint import config as yamllint_config
 from yamllint import linter as yamllint_linter
 
 from report import POD_KINDS, Report, containers, env_map, manifest_name, pod_spec
+from exposure import check_ingress_public_only, check_internal_port, check_network_policies
 from structure import check_names, check_structure
 
 KUBERNETES_VERSION = "1.30.0"
@@ -62,6 +63,8 @@ REDIS_PASSWORD_ENV = "IRIS_REDIS_PASSWORD"
 REDIS_PASSWORD_REF = f"$({REDIS_PASSWORD_ENV})"
 # The port-forward NOTES prints binds this local port (unprivileged, whatever the Service port).
 NOTES_LOCAL_PORT = 8080
+# The one NOTES prints for the internal port (/metrics, /api/v1).
+NOTES_INTERNAL_LOCAL_PORT = 9090
 
 
 def gateway_drain_floor_seconds() -> float:
@@ -408,7 +411,8 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
     w_service = by_kind["Service"][worker_name]
     report.check(any(p["name"] == "metrics" and p["port"] == w_port for p in w_service["spec"]["ports"]), f"{set_name} Service/{worker_name}", f"worker Service port {w_port} named metrics")
     if merged["metrics"]["podAnnotations"]:
-        for where, doc, port in ((g_where, gateway, g_port), (w_where, worker, w_port)):
+        g_metrics_port = merged["gateway"]["internalPort"] or g_port
+        for where, doc, port in ((g_where, gateway, g_metrics_port), (w_where, worker, w_port)):
             annotations = doc["spec"]["template"]["metadata"].get("annotations", {})
             report.check(annotations.get("prometheus.io/port") == str(port) and annotations.get("prometheus.io/scrape") == "true", where, "prometheus.io annotations name the metrics port", str(annotations.get("prometheus.io/port")))
 
@@ -498,6 +502,11 @@ def check_cluster(report: Report, set_name: str, values: dict, merged: dict, doc
             claims = [c["metadata"]["name"] for c in statefulset["spec"].get("volumeClaimTemplates", [])]
             report.check(("data" in claims) == merged["redis"]["internal"]["persistence"]["enabled"], set_name, "Redis /data on a PVC exactly when persistence is on", str(claims))
 
+    # /metrics and /api/v1 on the internal port, the Ingress on the public one, NetworkPolicies.
+    check_internal_port(report, set_name, merged, by_kind, fullname)
+    check_ingress_public_only(report, set_name, merged, by_kind)
+    check_network_policies(report, set_name, merged, by_kind, fullname, in_chart_redis(merged))
+
 
 def in_chart_redis(merged: dict) -> bool:
     """Whether the chart runs its own Redis: asked for, and no Redis of the user's given."""
@@ -562,6 +571,16 @@ def check_notes(report: Report, set_name: str, rendered: dict[str, str], merged:
             where,
             f"explains the port-forward (local port {NOTES_LOCAL_PORT} to the Service port)",
         )
+    internal = gateway["internalPort"]
+    if internal:
+        report.check(
+            f"port-forward svc/{service} {NOTES_INTERNAL_LOCAL_PORT}:{internal}" in notes
+            and f"http://127.0.0.1:{NOTES_INTERNAL_LOCAL_PORT}/api/v1" in notes
+            and f"http://127.0.0.1:{NOTES_INTERNAL_LOCAL_PORT}/metrics" in notes,
+            where,
+            "explains how to reach the server API and /metrics on the internal port (port-forward)",
+        )
+        report.check("metrics: /metrics" not in notes, where, "does not send /metrics to the public port")
 
 
 def check_long_release_names(report: Report, chart: helm.Chart) -> None:

@@ -34,6 +34,8 @@ const NODE_LOG_FILTER: &str = "info,iris_gateway=debug,iris_worker=debug,iris_sh
 #[derive(Debug)]
 struct GatewayNode {
     addr: SocketAddr,
+    /// Its `IRIS_INTERNAL_LISTEN`, if it has one.
+    internal: Option<SocketAddr>,
     process: ChildProcess,
 }
 
@@ -108,8 +110,15 @@ impl Cluster {
         }
         for index in 0..spec.gateways {
             let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-            let process = cluster.spawn_gateway(index, addr);
-            cluster.gateways.push(GatewayNode { addr, process });
+            let internal = spec
+                .internal_listener
+                .then(|| SocketAddr::from(([127, 0, 0, 1], free_port())));
+            let process = cluster.spawn_gateway(index, addr, internal);
+            cluster.gateways.push(GatewayNode {
+                addr,
+                internal,
+                process,
+            });
         }
         for index in 0..spec.workers {
             let process = cluster.spawn_worker(index);
@@ -152,11 +161,19 @@ impl Cluster {
         }
     }
 
-    fn spawn_gateway(&mut self, index: usize, addr: SocketAddr) -> ChildProcess {
+    fn spawn_gateway(
+        &mut self,
+        index: usize,
+        addr: SocketAddr,
+        internal: Option<SocketAddr>,
+    ) -> ChildProcess {
         let node_id = gateway_node_id(index);
         let name = self.process_name(&node_id);
         let mut command = self.node_command(GATEWAY, &node_id, &self.gateway_env);
         command.arg("serve").env("IRIS_LISTEN", addr.to_string());
+        if let Some(internal) = internal {
+            command.env("IRIS_INTERNAL_LISTEN", internal.to_string());
+        }
         ChildProcess::spawn(&name, command, self.scratch.path())
     }
 
@@ -202,7 +219,8 @@ impl Cluster {
     pub async fn restart_gateway(&mut self, index: usize) {
         self.gateways[index].process.kill();
         let addr = self.gateways[index].addr;
-        self.gateways[index].process = self.spawn_gateway(index, addr);
+        let internal = self.gateways[index].internal;
+        self.gateways[index].process = self.spawn_gateway(index, addr, internal);
         self.wait_gateway_ready(index).await;
     }
 
@@ -279,9 +297,21 @@ impl Cluster {
             .map(|partition| format!("partition {partition} has no lease holder"))
     }
 
-    /// Address of gateway `index`.
+    /// Address of gateway `index` (its public listener, `IRIS_LISTEN`).
     pub fn gateway_addr(&self, index: usize) -> SocketAddr {
         self.gateways[index].addr
+    }
+
+    /// Gateway `index`'s internal listener (`IRIS_INTERNAL_LISTEN`), if it has one.
+    pub fn gateway_internal_addr(&self, index: usize) -> Option<SocketAddr> {
+        self.gateways[index].internal
+    }
+
+    /// Where gateway `index` serves `/metrics` and the server API: its internal listener if
+    /// it has one, else its public one.
+    pub fn gateway_operator_addr(&self, index: usize) -> SocketAddr {
+        self.gateway_internal_addr(index)
+            .unwrap_or_else(|| self.gateway_addr(index))
     }
 
     /// A WebSocket connection to gateway `index`; `label` names the device in failures.
@@ -470,10 +500,31 @@ impl Cluster {
 
     /// Gateway `index`'s whole `/metrics` text.
     pub async fn gateway_metrics_text(&self, index: usize) -> String {
-        let response = http_probe::get(self.gateway_addr(index), "/metrics")
+        let response = http_probe::get(self.gateway_operator_addr(index), "/metrics")
             .await
             .expect("GET /metrics on a gateway");
         response.body
+    }
+
+    /// `method path` on gateway `index`'s server API (its internal listener if it has one),
+    /// with `key` as the bearer token and `json_body` as the body.
+    pub async fn server_api(
+        &self,
+        index: usize,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        json_body: Option<&str>,
+    ) -> http_probe::HttpResponse {
+        http_probe::request(
+            self.gateway_operator_addr(index),
+            method,
+            path,
+            key,
+            json_body,
+        )
+        .await
+        .unwrap_or_else(|err| panic!("{method} {path} on gateway {index}: {err}"))
     }
 
     /// Worker `index`'s whole `/metrics` text.

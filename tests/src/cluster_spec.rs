@@ -28,6 +28,7 @@ pub struct ClusterSpec {
     pub(crate) workers: usize,
     pub(crate) partitions: u32,
     pub(crate) gateway_env: Vec<(String, String)>,
+    pub(crate) internal_listener: bool,
     pub(crate) worker_env: Vec<(String, String)>,
     pub(crate) redis_user: Option<(String, String)>,
 }
@@ -55,6 +56,7 @@ impl Default for ClusterSpec {
             workers: 1,
             partitions: 64,
             gateway_env: Vec::new(),
+            internal_listener: false,
             worker_env: Vec::new(),
             redis_user: None,
         }
@@ -97,6 +99,13 @@ impl ClusterSpec {
     /// One server only.
     pub fn redis_user(mut self, user: &str, password: &str) -> Self {
         self.redis_user = Some((user.to_owned(), password.to_owned()));
+        self
+    }
+
+    /// Gives every gateway an internal listener (`IRIS_INTERNAL_LISTEN` on a port of its
+    /// own), where the cluster's metric and server-API helpers then go.
+    pub fn internal_listener(mut self) -> Self {
+        self.internal_listener = true;
         self
     }
 

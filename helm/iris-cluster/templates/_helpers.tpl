@@ -258,6 +258,27 @@ headers from Secrets. Call with (dict "root" $ "component" "gateway").
 {{- toYaml (merge $own (deepCopy ((index .root.Values .component).podAnnotations | default dict)) $prom) -}}
 {{- end -}}
 
+{{/* The gateway's port serving /metrics: the internal one, or the public one without it. */}}
+{{- define "iris.gatewayMetricsPort" -}}
+{{- if gt (int .Values.gateway.internalPort) 0 }}{{ .Values.gateway.internalPort }}{{ else }}{{ .Values.gateway.containerPort }}{{ end -}}
+{{- end -}}
+
+{{/* The name of that port on the pods and the Service. */}}
+{{- define "iris.gatewayMetricsPortName" -}}
+{{- if gt (int .Values.gateway.internalPort) 0 }}internal{{ else }}http{{ end -}}
+{{- end -}}
+
+{{/* A NetworkPolicy egress rule's `to`: the CIDRs given, or nothing (any address). */}}
+{{- define "iris.egressTo" -}}
+{{- with . -}}
+to:
+{{- range . }}
+  - ipBlock:
+      cidr: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{/* topologySpreadConstraints with the component's selector filled in where missing. */}}
 {{- define "iris.topologySpread" -}}
 {{- $selector := fromYaml (include "iris.selectorLabels" .) -}}
@@ -340,6 +361,9 @@ affinity:
 {{- $gateway := .Values.gateway -}}
 {{- if le (int $gateway.terminationGracePeriodSeconds) (add $gateway.preStopSleepSeconds $gateway.drainSeconds | int) -}}
 {{- fail (printf "gateway.terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds (%d) + drainSeconds (%d)" (int $gateway.terminationGracePeriodSeconds) (int $gateway.preStopSleepSeconds) (int $gateway.drainSeconds)) -}}
+{{- end -}}
+{{- if eq (int $gateway.internalPort) (int $gateway.containerPort) -}}
+{{- fail (printf "gateway.internalPort (%d) must differ from gateway.containerPort: the internal port keeps /metrics and /api/v1 off the public one (0 turns it off)" (int $gateway.internalPort)) -}}
 {{- end -}}
 {{- $worker := .Values.worker -}}
 {{- $drainMs := include "iris.workerDrainGraceMs" . | int -}}
