@@ -95,9 +95,9 @@ enum TokenCommand {
     },
     /// Revoke a token, given in full or by its id with its account: its live sessions are
     /// closed and new connections with it are refused.
+    #[command(group(clap::ArgGroup::new("revoked").required(true).args(["token", "id"])))]
     Revoke {
         /// The token, as printed by `token create`.
-        #[arg(required_unless_present = "id", conflicts_with = "id")]
         token: Option<String>,
         /// The account of the token named by `--id`.
         #[arg(long, requires = "id")]

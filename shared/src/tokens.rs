@@ -11,9 +11,9 @@
 //! (the token stops working at once) before removing the hash. A hash left in the set
 //! without a record by a crash in between is dropped by the next listing.
 //!
-//! A token is revoked by the token itself or by its id (the first hex digits of its hash,
-//! not a secret: `revocation::revoke_by_id`), so an operator never has to put a token in
-//! a command line or a URL to take it back.
+//! A token is revoked by the token itself or by its id (the first hex digits of its
+//! hash, not a secret: [`revoke_by_id_and_disconnect`]), so an operator never has to put
+//! a token in a command line or a URL to take it back.
 
 mod revocation;
 
