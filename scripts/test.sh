@@ -35,4 +35,5 @@ IRIS_TEST_REDIS=cluster cargo test -p iris-tests \
   --test pairing --test streamed_turn --test read_receipts --test search --test server_api \
   --test push --test sync_replay --test history_paging --test channels --test slash_commands \
   --test request_order --test live_without_sync --test sync_reset --test media \
+  --test token_revoke_by_id \
   --test busy_agent --test worker_failover --test outbox_rebase -- --test-threads "${IRIS_TEST_THREADS:-4}"

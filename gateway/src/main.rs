@@ -96,10 +96,18 @@ enum TokenCommand {
         #[arg(long, default_value = "")]
         name: String,
     },
-    /// Revoke a token (new connections with it are refused).
+    /// Revoke a token, given in full or by its id with its account: its live sessions are
+    /// closed and new connections with it are refused.
+    #[command(group(clap::ArgGroup::new("revoked").required(true).args(["token", "id"])))]
     Revoke {
         /// The token, as printed by `token create`.
-        token: String,
+        token: Option<String>,
+        /// The account of the token named by `--id`.
+        #[arg(long, requires = "id")]
+        account: Option<String>,
+        /// The token's id, as `token list` shows it.
+        #[arg(long, requires = "account")]
+        id: Option<String>,
     },
     /// List an account's tokens (ids and labels, never the tokens).
     List {
@@ -142,12 +150,21 @@ fn run_token_command(redis_url: &str, command: TokenCommand) -> anyhow::Result<(
                 println!("created a device token for account {account}");
                 println!("{token}");
             }
-            TokenCommand::Revoke { token } => {
-                match tokens::revoke_and_disconnect(&mut conn, &token).await? {
-                    Some(account) => println!("revoked a token of account {account}"),
-                    None => anyhow::bail!("no such token"),
+            TokenCommand::Revoke { token, account, id } => match (token, account, id) {
+                (Some(token), _, _) => {
+                    match tokens::revoke_and_disconnect(&mut conn, &token).await? {
+                        Some(account) => println!("revoked a token of account {account}"),
+                        None => anyhow::bail!("no such token"),
+                    }
                 }
-            }
+                (None, Some(account), Some(id)) => {
+                    if !tokens::revoke_by_id_and_disconnect(&mut conn, &account, &id).await? {
+                        anyhow::bail!("no token with id {id} in account {account}");
+                    }
+                    println!("revoked token {id} of account {account}");
+                }
+                _ => anyhow::bail!("give a token, or both --account and --id"),
+            },
             TokenCommand::List { account } => {
                 let listed = tokens::list(&mut conn, &account).await?;
                 println!("{:<14} {:<15} name", "id", "created_ms");

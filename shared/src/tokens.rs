@@ -10,6 +10,14 @@
 //! the hash to the account's set before writing the record, revocation deletes the record
 //! (the token stops working at once) before removing the hash. A hash left in the set
 //! without a record by a crash in between is dropped by the next listing.
+//!
+//! A token is revoked by the token itself or by its id (the first hex digits of its
+//! hash, not a secret: [`revoke_by_id_and_disconnect`]), so an operator never has to put
+//! a token in a command line or a URL to take it back.
+
+mod revocation;
+
+pub use revocation::{parse_id, revoke_by_id_and_disconnect};
 
 use redis::aio::ConnectionLike;
 use sha2::{Digest, Sha256};
@@ -38,6 +46,19 @@ pub enum TokenError {
     /// The account name cannot be used.
     #[error("invalid account name {0:?}: use 1-128 of A-Z a-z 0-9 . _ @ -")]
     InvalidAccount(String),
+    /// Not a token id: [`TOKEN_ID_LEN`] hex digits.
+    #[error("malformed token id {0:?}: a token id is {TOKEN_ID_LEN} hex digits, as `token list` shows it")]
+    MalformedId(String),
+    /// Several tokens of the account have this id (two hashes sharing their first digits).
+    #[error("token id {id} names {count} tokens of account {account}: revoke by the token")]
+    AmbiguousId {
+        /// The id asked for.
+        id: String,
+        /// The account.
+        account: String,
+        /// How many tokens have it.
+        count: usize,
+    },
     /// Redis failed.
     #[error("Redis: {0}")]
     Redis(#[from] redis::RedisError),
@@ -109,6 +130,14 @@ pub async fn verify<C: ConnectionLike + Send>(
         .await?)
 }
 
+/// Whether `token` has the shape of a token this store creates (prefix, then hex); a
+/// string that has not cannot be one, revoked or not.
+pub fn is_well_formed(token: &str) -> bool {
+    token.strip_prefix(TOKEN_PREFIX).is_some_and(|random| {
+        random.len() == 2 * TOKEN_RANDOM_BYTES && random.bytes().all(|b| b.is_ascii_hexdigit())
+    })
+}
+
 /// Revokes `token` and closes the live sessions paired with it on every gateway node;
 /// returns the account it belonged to, or `None` if it was unknown.
 pub async fn revoke_and_disconnect<C: ConnectionLike + Send>(
@@ -118,11 +147,20 @@ pub async fn revoke_and_disconnect<C: ConnectionLike + Send>(
     let Some(account) = revoke(conn, token).await? else {
         return Ok(None);
     };
-    let nodes = presence::nodes(conn, &account, now_ms()).await?;
-    let hash = digest(token);
-    delivery::announce_revoked_token(conn, &account, &hash, &nodes).await?;
-    forget_push_targets(conn, &account, id_of(&hash)).await?;
+    disconnect(conn, &account, &digest(token)).await?;
     Ok(Some(account))
+}
+
+/// After the revocation of the token with hash `token_hash`: closes the live sessions
+/// paired with it on every gateway node and forgets its devices' push targets.
+async fn disconnect<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    token_hash: &str,
+) -> Result<(), TokenError> {
+    let nodes = presence::nodes(conn, account, now_ms()).await?;
+    delivery::announce_revoked_token(conn, account, token_hash, &nodes).await?;
+    forget_push_targets(conn, account, id_of(token_hash)).await
 }
 
 /// Removes the push targets of the devices that paired with the token `token_id`: a
@@ -145,20 +183,53 @@ pub async fn revoke<C: ConnectionLike + Send>(
     conn: &mut C,
     token: &str,
 ) -> Result<Option<String>, TokenError> {
-    let hash = digest(token);
     let Some(account) = verify(conn, token).await? else {
         return Ok(None);
     };
-    redis::cmd("DEL")
-        .arg(keys::token(&hash))
-        .query_async::<()>(conn)
-        .await?;
-    redis::cmd("SREM")
-        .arg(AccountKeys::new(&account).tokens())
-        .arg(&hash)
-        .query_async::<()>(conn)
-        .await?;
+    delete(conn, &account, &digest(token)).await?;
     Ok(Some(account))
+}
+
+/// Deletes the record of the token with hash `token_hash` (it stops working at once), then
+/// its hash from `account`'s set.
+async fn delete<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    token_hash: &str,
+) -> Result<(), TokenError> {
+    redis::cmd("DEL")
+        .arg(keys::token(token_hash))
+        .query_async::<()>(conn)
+        .await?;
+    drop_from_account(conn, account, token_hash).await
+}
+
+/// Removes `token_hash` from `account`'s set of token hashes.
+async fn drop_from_account<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    token_hash: &str,
+) -> Result<(), TokenError> {
+    redis::cmd("SREM")
+        .arg(AccountKeys::new(account).tokens())
+        .arg(token_hash)
+        .query_async::<()>(conn)
+        .await?;
+    Ok(())
+}
+
+/// The hashes in `account`'s set of tokens.
+async fn account_hashes<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+) -> Result<Vec<String>, TokenError> {
+    if !is_valid_account(account) {
+        return Err(TokenError::InvalidAccount(account.to_owned()));
+    }
+    Ok(redis::cmd("SMEMBERS")
+        .arg(AccountKeys::new(account).tokens())
+        .query_async(conn)
+        .await?)
 }
 
 /// Tokens of `account`, oldest first.
@@ -166,13 +237,7 @@ pub async fn list<C: ConnectionLike + Send>(
     conn: &mut C,
     account: &str,
 ) -> Result<Vec<TokenInfo>, TokenError> {
-    if !is_valid_account(account) {
-        return Err(TokenError::InvalidAccount(account.to_owned()));
-    }
-    let hashes: Vec<String> = redis::cmd("SMEMBERS")
-        .arg(AccountKeys::new(account).tokens())
-        .query_async(conn)
-        .await?;
+    let hashes = account_hashes(conn, account).await?;
     // One round trip for every token's record, not one per token (on a Cluster, one per
     // slot, concurrently).
     let mut pipe = redis::pipe();
@@ -221,5 +286,16 @@ mod tests {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!(id_of(&hash), "ba7816bf8f01");
+    }
+
+    #[test]
+    fn only_the_prefix_and_the_random_hex_make_a_well_formed_token() {
+        let token = format!("{TOKEN_PREFIX}{}", "0a".repeat(TOKEN_RANDOM_BYTES));
+        assert!(is_well_formed(&token));
+        assert!(!is_well_formed(&token[..token.len() - 1]));
+        assert!(!is_well_formed(&format!("{token}0")));
+        assert!(!is_well_formed(&token.replace("iris_", "aris_")));
+        assert!(!is_well_formed(&token.replace('a', "g")));
+        assert!(!is_well_formed(""));
     }
 }

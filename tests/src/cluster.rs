@@ -401,15 +401,20 @@ impl Cluster {
         self.partitions
     }
 
-    /// Runs `iris-gateway token <args>` against the cluster's Redis; returns stdout.
-    fn token_command(&self, args: &[&str]) -> String {
-        let output = Command::new(binary(GATEWAY))
+    /// Runs `iris-gateway token <args>` against the cluster's Redis, whatever its outcome.
+    pub fn try_token_command(&self, args: &[&str]) -> std::process::Output {
+        Command::new(binary(GATEWAY))
             .arg("token")
             .args(args)
             .env("IRIS_REDIS_URL", self.node_redis_url())
             .env("RUST_LOG", "warn")
             .output()
-            .expect("running iris-gateway token");
+            .expect("running iris-gateway token")
+    }
+
+    /// Runs `iris-gateway token <args>` against the cluster's Redis; returns stdout.
+    fn token_command(&self, args: &[&str]) -> String {
+        let output = self.try_token_command(args);
         assert!(
             output.status.success(),
             "iris-gateway token {args:?} failed ({}):\n{}\n{}",
@@ -431,9 +436,27 @@ impl Cluster {
             .to_owned()
     }
 
-    /// Revokes `token` (`iris-gateway token revoke`).
+    /// Revokes `token` (`iris-gateway token revoke TOKEN`).
     pub fn revoke_token(&self, token: &str) {
         self.token_command(&["revoke", token]);
+    }
+
+    /// Revokes the token of `account` with id `id` (`iris-gateway token revoke --account
+    /// A --id ID`).
+    pub fn revoke_token_by_id(&self, account: &str, id: &str) {
+        self.token_command(&["revoke", "--account", account, "--id", id]);
+    }
+
+    /// The ids of `account`'s tokens as `iris-gateway token list` prints them, oldest
+    /// first.
+    pub fn token_ids(&self, account: &str) -> Vec<String> {
+        let stdout = self.token_command(&["list", "--account", account]);
+        stdout
+            .lines()
+            .skip(1)
+            .filter_map(|line| line.split_whitespace().next())
+            .map(str::to_owned)
+            .collect()
     }
 
     /// Crashes worker `index` (SIGKILL: no cleanup, its leases just expire).

@@ -54,8 +54,23 @@ impl RecordedRequest {
 /// same path came before it.
 pub type Responder = dyn Fn(&RecordedRequest, usize) -> (u16, String) + Send + Sync;
 
+/// An answer with headers of its own besides the JSON content type.
+#[derive(Debug, Clone, Default)]
+pub struct Answer {
+    /// The status code.
+    pub status: u16,
+    /// Extra headers as `(name, value)` pairs.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub body: String,
+}
+
+/// Decides the [`Answer`] to a request, given how many requests to the same path came
+/// before it.
+type AnswerResponder = dyn Fn(&RecordedRequest, usize) -> Answer + Send + Sync;
+
 struct Shared {
-    responder: Box<Responder>,
+    responder: Box<AnswerResponder>,
     requests: Mutex<Vec<RecordedRequest>>,
 }
 
@@ -81,6 +96,20 @@ impl HttpRecorder {
     /// A recorder answering with `responder`, on a free port.
     pub fn answering(
         responder: impl Fn(&RecordedRequest, usize) -> (u16, String) + Send + Sync + 'static,
+    ) -> Self {
+        Self::answering_with_headers(move |request, earlier| {
+            let (status, body) = responder(request, earlier);
+            Answer {
+                status,
+                headers: Vec::new(),
+                body,
+            }
+        })
+    }
+
+    /// A recorder answering with `responder`, headers included, on a free port.
+    pub fn answering_with_headers(
+        responder: impl Fn(&RecordedRequest, usize) -> Answer + Send + Sync + 'static,
     ) -> Self {
         let shared = Arc::new(Shared {
             responder: Box::new(responder),
@@ -219,7 +248,18 @@ async fn record(
         requests.push(request.clone());
         earlier
     };
-    let (status, body) = (shared.responder)(&request, earlier_at_path);
-    let status = StatusCode::from_u16(status).expect("a valid status from the responder");
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    let answer = (shared.responder)(&request, earlier_at_path);
+    let status = StatusCode::from_u16(answer.status).expect("a valid status from the responder");
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        answer.body,
+    )
+        .into_response();
+    for (name, value) in answer.headers {
+        let name = header::HeaderName::try_from(name).expect("a valid header name");
+        let value = header::HeaderValue::try_from(value).expect("a valid header value");
+        response.headers_mut().append(name, value);
+    }
+    response
 }

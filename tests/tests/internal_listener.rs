@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use iris_shared::tokens;
+
 use iris_tests::binaries::{binary, GATEWAY};
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
@@ -44,9 +46,17 @@ async fn the_public_port_answers_404_for_metrics_and_every_api_route() {
     let internal = cluster
         .gateway_internal_addr(0)
         .expect("an internal listener");
-    let revoked = cluster.create_token("ida");
-    let revoke_path = format!("/api/v1/tokens/{revoked}");
-    let routes: [(&str, &str, Option<&str>, u16); 7] = [
+    let revoked_by_body = cluster.create_token("ida");
+    let revoke_body = json!({ "token": revoked_by_body }).to_string();
+    cluster.create_token("ida");
+    let body_token_id = tokens::id_of(&tokens::digest(&revoked_by_body)).to_owned();
+    let revoked_by_id = cluster
+        .token_ids("ida")
+        .into_iter()
+        .find(|id| *id != body_token_id)
+        .expect("a second token");
+    let revoke_path = format!("/api/v1/accounts/ida/tokens/{revoked_by_id}");
+    let routes: [(&str, &str, Option<&str>, u16); 8] = [
         ("GET", "/metrics", None, 200),
         (
             "POST",
@@ -69,6 +79,7 @@ async fn the_public_port_answers_404_for_metrics_and_every_api_route() {
         ("GET", "/api/v1/accounts/ida/tokens", None, 200),
         ("GET", "/api/v1/accounts/ida/devices", None, 200),
         ("DELETE", &revoke_path, None, 200),
+        ("POST", "/api/v1/tokens/revoke", Some(&revoke_body), 200),
     ];
     for (method, path, body, served_status) in routes {
         let refused = call(public, method, path, body).await;

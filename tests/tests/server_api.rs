@@ -149,7 +149,7 @@ async fn published_cron_messages_and_notifications_reach_devices_once() {
 }
 
 /// Proves the token routes: a token created over the API pairs a device, is listed (by id,
-/// never in full), and revoking it over the API closes that device's live session on the
+/// never in full), and revoking it over the API by that id closes that device's live session on the
 /// other gateway with close code 4003 while a device paired with another token stays
 /// connected; the devices route lists both devices with their gateway node.
 #[tokio::test]
@@ -190,15 +190,10 @@ async fn api_tokens_pair_devices_and_revoking_one_closes_its_sessions_everywhere
     assert_eq!(names, ["phone-1", "tablet-1"], "{devices}");
     assert_eq!(devices["devices"][0]["node"], "gw-2", "{devices}");
 
-    let revoked = call(
-        &cluster,
-        0,
-        "DELETE",
-        &format!("/api/v1/tokens/{token}"),
-        Some(ADMIN_KEY),
-        None,
-    )
-    .await;
+    let id = json_of(&created)["id"].as_str().unwrap().to_owned();
+    assert!(ids.contains(&id), "{listed}");
+    let by_id = format!("/api/v1/accounts/vera/tokens/{id}");
+    let revoked = call(&cluster, 0, "DELETE", &by_id, Some(ADMIN_KEY), None).await;
     assert_eq!(revoked.status, 200, "{revoked:?}");
     let error = tablet.recv_until("error").await.pop().unwrap();
     assert_eq!(payload_str(&error, "code"), Some("auth"));
@@ -207,15 +202,7 @@ async fn api_tokens_pair_devices_and_revoking_one_closes_its_sessions_everywhere
     let id = phone.request("ping", None, json!({})).await;
     let pong = phone.recv_until("pong").await.pop().unwrap();
     assert_eq!((type_of(&pong), id_of(&pong)), ("pong", Some(id)));
-    let again = call(
-        &cluster,
-        0,
-        "DELETE",
-        &format!("/api/v1/tokens/{token}"),
-        Some(ADMIN_KEY),
-        None,
-    )
-    .await;
+    let again = call(&cluster, 0, "DELETE", &by_id, Some(ADMIN_KEY), None).await;
     assert_eq!(again.status, 404);
 }
 

@@ -35,7 +35,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             )
             .route("/accounts/{account}/tokens", web::post().to(tokens::create))
             .route("/accounts/{account}/tokens", web::get().to(tokens::list))
-            .route("/tokens/{token}", web::delete().to(tokens::revoke))
+            .route(
+                "/accounts/{account}/tokens/{id}",
+                web::delete().to(tokens::revoke_by_id),
+            )
+            .route("/tokens/revoke", web::post().to(tokens::revoke_token))
             .route("/accounts/{account}/devices", web::get().to(devices::list)),
     );
 }

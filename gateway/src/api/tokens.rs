@@ -1,5 +1,6 @@
-//! Device tokens over the API: create, list, revoke (revoking closes the device's live
-//! sessions on every gateway).
+//! Device tokens over the API: create, list, revoke by id or by the token in a body
+//! (revoking closes the device's live sessions on every gateway). No route carries a token
+//! in its path, so none lands in a proxy's or an access log.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -18,13 +19,26 @@ pub struct CreateBody {
     name: Option<String>,
 }
 
+/// Body of `POST /tokens/revoke`.
+#[derive(Deserialize)]
+pub struct RevokeBody {
+    /// The token, as created.
+    token: String,
+}
+
 fn token_error(err: TokenError) -> HttpResponse {
     match err {
-        TokenError::InvalidAccount(_) => {
+        TokenError::InvalidAccount(_) | TokenError::MalformedId(_) => {
             error(StatusCode::BAD_REQUEST, "bad_request", err.to_string())
         }
+        TokenError::AmbiguousId { .. } => error(StatusCode::CONFLICT, "ambiguous", err.to_string()),
         TokenError::Redis(err) => backend_error(err),
     }
+}
+
+/// The answer to a revocation that took the token with id `id` of `account`.
+fn revoked(account: &str, id: &str) -> HttpResponse {
+    HttpResponse::Ok().json(json!({ "revoked": true, "account": account, "id": id }))
 }
 
 pub async fn create(
@@ -67,19 +81,48 @@ pub async fn list(
     }
 }
 
-pub async fn revoke(
+/// `DELETE /accounts/{account}/tokens/{id}`.
+pub async fn revoke_by_id(
     request: HttpRequest,
-    token: web::Path<String>,
+    path: web::Path<(String, String)>,
     state: web::Data<GatewayState>,
 ) -> HttpResponse {
+    let (account, id) = path.into_inner();
     let mut conn = match authorized_connection(&request, &state).await {
         Ok(conn) => conn,
         Err(answer) => return *answer,
     };
+    match tokens::revoke_by_id_and_disconnect(&mut conn, &account, &id).await {
+        Ok(true) => revoked(&account, &id.to_ascii_lowercase()),
+        Ok(false) => error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no token with id {id} in account {account}"),
+        ),
+        Err(err) => token_error(err),
+    }
+}
+
+/// `POST /tokens/revoke` `{"token"}`: for a caller who holds the token, not its id.
+pub async fn revoke_token(
+    request: HttpRequest,
+    body: web::Json<RevokeBody>,
+    state: web::Data<GatewayState>,
+) -> HttpResponse {
+    let token = body.into_inner().token;
+    let mut conn = match authorized_connection(&request, &state).await {
+        Ok(conn) => conn,
+        Err(answer) => return *answer,
+    };
+    if !tokens::is_well_formed(&token) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "not a device token (iris_ and 48 hex digits)",
+        );
+    }
     match tokens::revoke_and_disconnect(&mut conn, &token).await {
-        Ok(Some(account)) => {
-            HttpResponse::Ok().json(json!({ "revoked": true, "account": account }))
-        }
+        Ok(Some(account)) => revoked(&account, tokens::id_of(&tokens::digest(&token))),
         Ok(None) => error(StatusCode::NOT_FOUND, "not_found", "no such token"),
         Err(err) => token_error(err),
     }

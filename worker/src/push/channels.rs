@@ -11,7 +11,7 @@ use iris_shared::push::{PushJob, PushTarget};
 
 use super::fcm::Fcm;
 use super::ntfy::Ntfy;
-use super::retry::{with_retries, Outcome, BACKOFF};
+use super::retry::{with_retries, Outcome, PUSH_RETRIES};
 use super::settings::PushSettings;
 
 /// Longest one request to a push service may take.
@@ -74,7 +74,7 @@ impl Channels {
         let ntfy = async {
             match (&self.ntfy, &target.ntfy_topic) {
                 (Some(ntfy), Some(topic)) => {
-                    Some(with_retries(&BACKOFF, || ntfy.send(topic, job)).await)
+                    Some(with_retries(&PUSH_RETRIES, || ntfy.send(topic, job)).await)
                 }
                 _ => None,
             }
@@ -82,7 +82,7 @@ impl Channels {
         let fcm = async {
             match (&self.fcm, &target.fcm_token) {
                 (Some(fcm), Some(token)) => {
-                    Some(with_retries(&BACKOFF, || fcm.send(token, job)).await)
+                    Some(with_retries(&PUSH_RETRIES, || fcm.send(token, job)).await)
                 }
                 _ => None,
             }

@@ -9,6 +9,7 @@
 //! - `throttle`: at most one push per device per interval, pushes inside it merged.
 //! - `channels`: the services, and one device's delivery through each of its targets.
 //! - `retry`: which failures are retried, and the backoff.
+//! - `retry_after`: the pause a `429` or `503` asks for (`Retry-After`).
 //! - `ntfy`, `fcm`: one attempt at sending through each service.
 
 mod announce;
@@ -18,6 +19,7 @@ mod fanout;
 mod fcm;
 mod ntfy;
 mod retry;
+mod retry_after;
 mod settings;
 mod throttle;
 

@@ -102,12 +102,10 @@ impl Ntfy {
             request = request.bearer_auth(token.expose());
         }
         let response = request.send().await.map_err(|e| SendError::transport(&e))?;
-        let status = response.status();
-        if status.is_success() {
+        if response.status().is_success() {
             return Ok(());
         }
-        let body = response.text().await.unwrap_or_default();
-        Err(SendError::from_status(status, &body))
+        Err(SendError::from_response(response).await)
     }
 }
 

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 /// Payload of `hello`: the first frame, carrying authentication and device capabilities.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Its `Debug` leaves the token out, so no log line can carry one.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Hello {
     /// Pairing token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -27,6 +28,20 @@ pub struct Hello {
     /// outboxed frames wait for its replay; absent or `false`, frames flow live at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<bool>,
+}
+
+impl std::fmt::Debug for Hello {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hello")
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("device_id", &self.device_id)
+            .field("device_name", &self.device_name)
+            .field("caps", &self.caps)
+            .field("fcm_token", &self.fcm_token)
+            .field("ntfy_topic", &self.ntfy_topic)
+            .field("resume", &self.resume)
+            .finish()
+    }
 }
 
 /// Capabilities the app announces in `hello`.
@@ -68,4 +83,24 @@ pub struct Ping {
     /// Any timestamp; echoed back in `pong`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ts: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hellos_debug_form_shows_no_token() {
+        let hello = Hello {
+            token: Some("iris_0123456789abcdef".to_owned()),
+            device_id: Some("phone-1".to_owned()),
+            ..Hello::default()
+        };
+        let shown = format!("{hello:?}");
+        assert!(!shown.contains("iris_0123456789abcdef"), "{shown}");
+        assert!(
+            shown.contains("<redacted>") && shown.contains("phone-1"),
+            "{shown}"
+        );
+    }
 }

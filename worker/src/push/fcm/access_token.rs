@@ -137,11 +137,12 @@ impl AccessTokens {
             .send()
             .await
             .map_err(|e| SendError::transport(&e))?;
-        let status = response.status();
-        let body = response.text().await.unwrap_or_default();
-        if !status.is_success() {
-            return Err(SendError::from_status(status, &body).context("FCM token endpoint"));
+        if !response.status().is_success() {
+            return Err(SendError::from_response(response)
+                .await
+                .context("FCM token endpoint"));
         }
+        let body = response.text().await.unwrap_or_default();
         let reply: TokenReply = serde_json::from_str(&body).map_err(|err| {
             SendError::Retryable(format!("FCM token endpoint: unreadable answer: {err}"))
         })?;

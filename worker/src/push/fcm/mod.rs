@@ -59,15 +59,14 @@ impl Fcm {
         if status.is_success() {
             return Ok(());
         }
-        let body = response.text().await.unwrap_or_default();
+        let error = SendError::from_response(response).await;
         if status == StatusCode::UNAUTHORIZED {
             // The token was revoked or expired early: the next attempt fetches a new one.
             self.tokens.forget(&access_token).await;
             return Err(SendError::Retryable(format!(
-                "FCM refused the access token: {}",
-                SendError::from_status(status, &body)
+                "FCM refused the access token: {error}"
             )));
         }
-        Err(SendError::from_status(status, &body))
+        Err(error)
     }
 }
