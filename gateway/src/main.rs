@@ -17,6 +17,7 @@
 //! - `rate_limit`: the token bucket behind the frame and `hello` rate limits.
 //! - `hello_limit`: the per-IP `hello` attempt limit.
 //! - `client_ip`: which address a connection counts against.
+//! - `http_guard`: HTTP requests and connections refused before a session exists.
 //! - `web`: the web client's page and scripts, embedded in the binary.
 
 mod api;
@@ -30,6 +31,7 @@ mod cursor;
 mod delivery_loop;
 mod hello_limit;
 mod http;
+mod http_guard;
 mod metrics;
 mod rate_limit;
 mod registry;
@@ -211,6 +213,10 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
                 gateway.hello_burst,
                 hello_limit::MAX_TRACKED_ADDRESSES,
             )),
+            upgrade_limiter: Arc::new(http_guard::UpgradeLimiter::new(
+                gateway.upgrade_rate,
+                gateway.upgrade_burst,
+            )),
             limits: SessionLimits::from(&gateway),
             delivery_beat: Arc::new(AtomicU64::new(0)),
             delivery_reading: Arc::new(AtomicBool::new(false)),
@@ -226,8 +232,19 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
         let metrics_for_drain = state.metrics.clone();
         let data = actix_web::web::Data::new(state);
         let unacked_limit = Duration::from_millis(gateway.client_timeout_ms);
-        let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(http::routes))
-            .on_connect(move |connection, _| http::tune_connection(connection, unacked_limit))
+        let head_timeout = Duration::from_millis(gateway.request_head_timeout_ms);
+        let watch_metrics = data.metrics.clone();
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .wrap(actix_web::middleware::from_fn(http_guard::screen))
+                .configure(http::routes)
+        })
+        .on_connect(move |connection, extensions| {
+            http::tune_connection(connection, unacked_limit);
+            extensions.insert(http_guard::ConnectionWatch::new(watch_metrics.clone(), head_timeout));
+        })
+        .client_request_timeout(head_timeout)
             // A turn's frames come in quick succession: without TCP_NODELAY each one written
             // while the previous is unacknowledged waits for the device's delayed ACK (40 ms).
             .tcp_nodelay(true)
