@@ -242,17 +242,18 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
         })
         .on_connect(move |connection, extensions| {
             http::tune_connection(connection, unacked_limit);
-            extensions.insert(http_guard::ConnectionWatch::new(watch_metrics.clone(), head_timeout));
+            let watch = http_guard::ConnectionWatch::new(watch_metrics.clone(), head_timeout);
+            extensions.insert(watch);
         })
         .client_request_timeout(head_timeout)
-            // A turn's frames come in quick succession: without TCP_NODELAY each one written
-            // while the previous is unacknowledged waits for the device's delayed ACK (40 ms).
-            .tcp_nodelay(true)
-            .listen(listener)
-            .with_context(|| format!("cannot listen on {}", gateway.listen))?
-            .disable_signals()
-            .shutdown_timeout(SHUTDOWN_GRACE_SECS)
-            .run();
+        // A turn's frames come in quick succession: without TCP_NODELAY each one written
+        // while the previous is unacknowledged waits for the device's delayed ACK (40 ms).
+        .tcp_nodelay(true)
+        .listen(listener)
+        .with_context(|| format!("cannot listen on {}", gateway.listen))?
+        .disable_signals()
+        .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+        .run();
         tracing::info!(node = %node_id, listen = %gateway.listen, started_ms = now_ms(), "iris-gateway serving");
         actix_web::rt::spawn(drain_on_signal(
             server.handle(),

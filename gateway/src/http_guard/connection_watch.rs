@@ -60,3 +60,23 @@ impl Drop for ConnectionWatch {
         reason.count(&self.metrics);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unserved_connection_counts_by_how_long_it_lasted_and_a_served_one_not_at_all() {
+        let metrics = Arc::new(Metrics::default());
+        let timeout = Duration::from_secs(5);
+        drop(ConnectionWatch::new(metrics.clone(), timeout));
+        let mut timed_out = ConnectionWatch::new(metrics.clone(), timeout);
+        timed_out.accepted -= timeout - HEAD_CLOCK_STEP;
+        drop(timed_out);
+        let served = ConnectionWatch::new(metrics.clone(), timeout);
+        served.mark_served();
+        drop(served);
+        assert_eq!(metrics.http_refused_total.get("closed_before_request"), 1);
+        assert_eq!(metrics.http_refused_total.get("request_head_timeout"), 1);
+    }
+}
