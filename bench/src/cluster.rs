@@ -18,9 +18,9 @@ use crate::redis_server::{free_port, SpawnedRedis};
 
 /// How long spawned nodes may take to become ready.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
-/// `hello` attempts per second and burst per client address given to spawned gateways:
-/// every benchmark device connects from the same host.
-const HELLO_LIMIT: &str = "1000000";
+/// `hello` and WebSocket upgrade attempts per second and burst per client address given to
+/// spawned gateways: every benchmark device connects from the same host.
+const PER_ADDRESS_LIMIT: &str = "1000000";
 
 /// What to spawn.
 #[derive(Debug, Clone)]
@@ -126,8 +126,10 @@ impl Cluster {
             command
                 .env("IRIS_LISTEN", format!("127.0.0.1:{port}"))
                 .env("IRIS_ADMIN_KEY", &options.admin_key)
-                .env("IRIS_HELLO_RATE", HELLO_LIMIT)
-                .env("IRIS_HELLO_BURST", HELLO_LIMIT);
+                .env("IRIS_HELLO_RATE", PER_ADDRESS_LIMIT)
+                .env("IRIS_HELLO_BURST", PER_ADDRESS_LIMIT)
+                .env("IRIS_UPGRADE_RATE", PER_ADDRESS_LIMIT)
+                .env("IRIS_UPGRADE_BURST", PER_ADDRESS_LIMIT);
             gateway_processes.push(NodeProcess::spawn(&node_id, command, &run_dir)?);
             gateways.push(gateway_at(&format!("http://127.0.0.1:{port}"))?);
         }

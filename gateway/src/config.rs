@@ -188,6 +188,34 @@ pub struct GatewayArgs {
         default_value_t = 10_000
     )]
     pub slow_consumer_ms: u64,
+
+    /// How long a new connection may take to send its whole first request head; one still
+    /// sending then gets 408 and is closed (a slowloris client) (ms).
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_REQUEST_HEAD_TIMEOUT_MS",
+        default_value_t = 5_000
+    )]
+    pub request_head_timeout_ms: u64,
+
+    /// Most bytes of header fields (names and values) one request may carry; more get 431.
+    #[arg(
+        long,
+        global = true,
+        env = "IRIS_MAX_HEADER_BYTES",
+        default_value_t = 32_768
+    )]
+    pub max_header_bytes: usize,
+
+    /// WebSocket upgrades one client IP may attempt per second on average; more get 429.
+    #[arg(long, global = true, env = "IRIS_UPGRADE_RATE", default_value_t = 50.0)]
+    pub upgrade_rate: f64,
+
+    /// WebSocket upgrades one client IP may attempt at once before the average rate
+    /// applies (a NAT of that many phones reconnecting together still gets in).
+    #[arg(long, global = true, env = "IRIS_UPGRADE_BURST", default_value_t = 500)]
+    pub upgrade_burst: u32,
 }
 
 impl GatewayArgs {
@@ -230,6 +258,8 @@ pub struct SessionLimits {
     pub input: InputLimits,
     /// Client IPs come from `X-Forwarded-For` (behind a proxy).
     pub trust_forwarded_for: bool,
+    /// Most bytes of header fields a request may carry.
+    pub max_header_bytes: usize,
 }
 
 impl From<&GatewayArgs> for SessionLimits {
@@ -252,6 +282,7 @@ impl From<&GatewayArgs> for SessionLimits {
                 max_token_bytes: args.max_token_bytes,
             },
             trust_forwarded_for: args.trust_forwarded_for,
+            max_header_bytes: args.max_header_bytes,
             max_connections: args.max_connections,
             allowed_origins: std::sync::Arc::new(
                 args.allowed_origins

@@ -14,6 +14,7 @@ use iris_shared::media::frame::MAX_MEDIA_FRAME_BYTES;
 use iris_shared::redis_conn;
 
 use crate::client_ip::client_ip;
+use crate::http_guard::refusal;
 use crate::session::Session;
 use crate::state::GatewayState;
 
@@ -83,25 +84,6 @@ pub fn tune_connection(connection: &dyn Any, unacked_limit: Duration) {
     if let Err(err) = socket.set_tcp_user_timeout(Some(unacked_limit)) {
         tracing::debug!(%err, "cannot set TCP_USER_TIMEOUT");
     }
-}
-
-/// Why a WebSocket upgrade is refused, if it is: a browser origin not on the allowlist
-/// (403), or the node at its connection cap (503, so a load balancer tries another node).
-fn refusal(req: &HttpRequest, state: &GatewayState) -> Option<HttpResponse> {
-    let allowed = &state.limits.allowed_origins;
-    if let Some(origin) = req.headers().get("origin").and_then(|o| o.to_str().ok()) {
-        let origin = origin.trim_end_matches('/');
-        if !allowed.is_empty() && !allowed.iter().any(|a| a == origin) {
-            return Some(HttpResponse::Forbidden().body("origin not allowed\n"));
-        }
-    }
-    let open = state.metrics.connections.load(Ordering::Relaxed);
-    if open >= state.limits.max_connections {
-        return Some(
-            HttpResponse::ServiceUnavailable().body("connection limit reached; try another node\n"),
-        );
-    }
-    None
 }
 
 /// Alive: the process answers.

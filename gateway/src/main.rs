@@ -18,6 +18,7 @@
 //! - `rate_limit`: the token bucket behind the frame and `hello` rate limits.
 //! - `hello_limit`: the per-IP `hello` attempt limit.
 //! - `client_ip`: which address a connection counts against.
+//! - `http_guard`: HTTP requests and connections refused before a session exists.
 //! - `web`: the web client's page and scripts, embedded in the binary.
 
 mod api;
@@ -31,6 +32,7 @@ mod cursor;
 mod delivery_loop;
 mod hello_limit;
 mod http;
+mod http_guard;
 mod listeners;
 mod metrics;
 mod rate_limit;
@@ -212,6 +214,7 @@ fn internal_server(
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .wrap(actix_web::middleware::from_fn(http_guard::screen))
             .configure(http::internal_routes)
     })
     .workers(1)
@@ -254,6 +257,10 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
                 gateway.hello_burst,
                 hello_limit::MAX_TRACKED_ADDRESSES,
             )),
+            upgrade_limiter: Arc::new(http_guard::UpgradeLimiter::new(
+                gateway.upgrade_rate,
+                gateway.upgrade_burst,
+            )),
             limits: SessionLimits::from(&gateway),
             delivery_beat: Arc::new(AtomicU64::new(0)),
             delivery_reading: Arc::new(AtomicBool::new(false)),
@@ -278,16 +285,28 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
             .internal
             .map(|listener| internal_server(listener, data.clone()))
             .transpose()?;
-        let server = HttpServer::new(move || App::new().app_data(data.clone()).configure(public_routes))
-            .on_connect(move |connection, _| http::tune_connection(connection, unacked_limit))
-            // A turn's frames come in quick succession: without TCP_NODELAY each one written
-            // while the previous is unacknowledged waits for the device's delayed ACK (40 ms).
-            .tcp_nodelay(true)
-            .listen(listeners.public)
-            .with_context(|| format!("cannot listen on {}", gateway.listen))?
-            .disable_signals()
-            .shutdown_timeout(SHUTDOWN_GRACE_SECS)
-            .run();
+        let head_timeout = Duration::from_millis(gateway.request_head_timeout_ms);
+        let watch_metrics = data.metrics.clone();
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .wrap(actix_web::middleware::from_fn(http_guard::screen))
+                .configure(public_routes)
+        })
+        .on_connect(move |connection, extensions| {
+            http::tune_connection(connection, unacked_limit);
+            let watch = http_guard::ConnectionWatch::new(watch_metrics.clone(), head_timeout);
+            extensions.insert(watch);
+        })
+        .client_request_timeout(head_timeout)
+        // A turn's frames come in quick succession: without TCP_NODELAY each one written
+        // while the previous is unacknowledged waits for the device's delayed ACK (40 ms).
+        .tcp_nodelay(true)
+        .listen(listeners.public)
+        .with_context(|| format!("cannot listen on {}", gateway.listen))?
+        .disable_signals()
+        .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+        .run();
         let internal_listen = match gateway.internal_listen {
             Some(addr) => addr.to_string(),
             None => "off (IRIS_LISTEN serves /metrics and /api/v1)".to_owned(),

@@ -32,6 +32,7 @@ iris_shared::metric_set! {
         degraded_total: counter = "Times the node became degraded (Redis unreachable).",
         epoch_changes_total: counter = "Times the cluster epoch was found missing or changed (Redis lost its data).",
         redis_errors_total: counter = "Redis commands that failed.",
+        http_refused_total: labeled("reason") = "HTTP requests and connections refused before a session existed, by reason (docs/reliability.md).",
         delivery_latency_seconds: histogram(LATENCY_BUCKETS) = "From a worker writing a live frame to this node handing it to the device's socket.",
         sync_replay_seconds: histogram(LATENCY_BUCKETS) = "From a sync request to its sync.done.",
     }

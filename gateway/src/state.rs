@@ -10,6 +10,7 @@ use iris_shared::redis_conn::Pool;
 
 use crate::config::SessionLimits;
 use crate::hello_limit::HelloLimiter;
+use crate::http_guard::UpgradeLimiter;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 
@@ -33,6 +34,8 @@ pub struct GatewayState {
     pub limits: SessionLimits,
     /// `hello` attempts per client address.
     pub hello_limiter: Arc<HelloLimiter>,
+    /// WebSocket upgrade attempts per client address.
+    pub upgrade_limiter: Arc<UpgradeLimiter>,
     /// The server API's admin key (`None`: the API is off).
     pub admin_key: Option<Secret>,
     /// Set when the node starts shutting down: `/readyz` fails from then on.
