@@ -29,7 +29,7 @@ cargo fmt --all -- --check
 echo "== cargo clippy" >&2
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo deny (licenses, bans, sources; offline)" >&2
-cargo deny --locked --offline check --disable-fetch licenses bans sources
+cargo deny --frozen check licenses bans sources
 echo "== cargo build (binaries the end-to-end tests start)" >&2
 cargo build --workspace --bins
 echo "== Socket.IO baseline (bench/socketio: ratio code and every scenario, small)" >&2
