@@ -2,8 +2,16 @@
 # Installs what building, running and testing Iris Cluster needs beyond a Rust toolchain:
 # Redis (server and CLI), Node.js with npm (the Socket.IO baseline in bench/socketio and the
 # browser tests in tests/browser) and Chromium (the browser those tests drive) from Debian
-# packages. Safe to run again: it skips what is there.
+# packages, and cargo-deny (the dependency policy in deny.toml) from crates.io. Safe to run
+# again: it skips what is there.
 set -euo pipefail
+
+# cargo-deny, at the version deny.toml is written for (a few minutes to build, once).
+CARGO_DENY_VERSION=0.20.2
+if [ "$(cargo deny --version 2>/dev/null)" != "cargo-deny $CARGO_DENY_VERSION" ]; then
+  echo "installing: cargo-deny $CARGO_DENY_VERSION" >&2
+  cargo install --locked --quiet cargo-deny --version "$CARGO_DENY_VERSION"
+fi
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)

@@ -7,6 +7,10 @@
 # compose, collector, dashboard, the server API's docs/openapi.yaml: check-deploy.sh); the
 # Socket.IO baseline's own tests run with npm before the Rust tests, and the browser tests'
 # playwright-core is installed with npm (the web client tests drive Debian's Chromium with it).
+# The supply chain is checked too: vendor/actix-http against its crates.io release
+# (check-vendor.sh) and the dependency graph against deny.toml (cargo deny, offline from
+# Cargo.lock: licenses, bans with duplicate versions, sources; advisories need the RustSec
+# database from GitHub, so they are a separate command: deny.toml's header).
 # The flows every device relies on then run a second time on a real Redis Cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,10 +22,14 @@ echo "== helm chart" >&2
 ./scripts/check-chart.sh
 echo "== deploy files" >&2
 ./scripts/check-deploy.sh
+echo "== vendor/actix-http is its crates.io release plus iris.patch" >&2
+./scripts/check-vendor.sh
 echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check
 echo "== cargo clippy" >&2
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== cargo deny (licenses, bans, sources; offline)" >&2
+cargo deny --frozen check licenses bans sources
 echo "== cargo build (binaries the end-to-end tests start)" >&2
 cargo build --workspace --bins
 echo "== Socket.IO baseline (bench/socketio: ratio code and every scenario, small)" >&2

@@ -405,10 +405,11 @@ impl RedisEndpoint {
     }
 }
 
-/// Selects the process's TLS crypto provider for `rediss://` connections (several are
-/// compiled in, so none is chosen by itself); the first call decides, later ones keep it.
+/// Selects the process's TLS crypto provider for `rediss://` connections: aws-lc-rs, the
+/// one every TLS and signing user in the build shares (so a second provider compiled in
+/// later cannot leave the choice ambiguous); the first call decides, later ones keep it.
 fn use_tls_crypto() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
 }
 
 /// A blocking loop's own connection and the server it goes to (on a Cluster: the

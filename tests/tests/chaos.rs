@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use iris_tests::chaos::device::{run_device, DeviceControls, DeviceSpec};
 use iris_tests::chaos::faults::{inject, Fault};
