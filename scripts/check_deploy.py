@@ -18,6 +18,9 @@ IRIS_DEPLOY_VERBOSE=1 prints the passed ones too), and the script exits 1 when a
 - deploy/grafana/: the dashboard's structure and every PromQL query (parsed), which may use only
   metric names from deploy/grafana/metrics.txt; the provisioning files.
 - docs/operations.md: every PromQL alert expression parses and uses only listed metric names.
+- deploy/prometheus/alerts.yaml: one rule per alert of operations.md's Alerts section, with the
+  expression documented there, a severity, a summary and description, and a runbook pointing at
+  its section (promtool checks and unit-tests the rules in scripts/test.sh).
 - docs/openapi.yaml: validates as OpenAPI 3.1; its server URL ends in the API's scope and its
   (method, path) pairs are exactly the routes gateway/src/api/mod.rs registers; every operation
   has a description; its error codes are the ones gateway/src/api/ answers; its examples fit
@@ -50,6 +53,7 @@ DOCKERFILE = DEPLOY / "docker" / "Dockerfile"
 COMPOSE = DEPLOY / "docker-compose.yml"
 COLLECTOR = DEPLOY / "otel" / "collector.yaml"
 PROMETHEUS = DEPLOY / "prometheus" / "prometheus.yml"
+ALERTS = DEPLOY / "prometheus" / "alerts.yaml"
 DASHBOARD = DEPLOY / "grafana" / "iris-cluster.json"
 METRICS_LIST = DEPLOY / "grafana" / "metrics.txt"
 PROVISIONING = DEPLOY / "grafana" / "provisioning"
@@ -684,6 +688,27 @@ def check_operations_doc(known):
     check("operations.md" in (ROOT / "README.md").read_text(), "README.md links docs/operations.md")
 
 
+def check_alert_rules(known):
+    """deploy/prometheus/alerts.yaml is the Alerts section of docs/operations.md as rules."""
+    print(f"== {rel(ALERTS)}")
+    rules = [r for g in yaml.safe_load(ALERTS.read_text()).get("groups") or [] for r in g.get("rules") or []]
+    check(len(rules) >= 8, "alerts.yaml has the alerting rules", f"{len(rules)} found")
+    section = OPERATIONS.read_text().split("\n## Alerts\n", 1)[-1].split("\n## ", 1)[0]
+    documented = dict(re.findall(r"^### (\w+)\n.*?```promql\n(.*?)\n```", section, re.S | re.M))
+    for rule in rules:
+        name = rule.get("alert", "?")
+        labels, notes = rule.get("labels") or {}, rule.get("annotations") or {}
+        check(labels.get("severity") in {"critical", "warning"}, f"{name}: severity is critical or warning", str(labels))
+        check(bool(notes.get("summary")) and bool(notes.get("description")), f"{name}: summary and description")
+        check(notes.get("runbook") == f"docs/operations.md#{name.lower()}", f"{name}: runbook is its section of operations.md",
+              str(notes.get("runbook")))
+        check(documented.get(name) == rule.get("expr"), f"{name}: the expression is the one its section documents",
+              f"doc {documented.get(name)!r}, rule {rule.get('expr')!r}")
+        check_promql(rule.get("expr", ""), f"alerts.yaml {name}", known | EXTERNAL_METRICS)
+    missing = sorted(set(documented) - {r.get("alert") for r in rules})
+    check(not missing, "every alert documented in operations.md is a rule in alerts.yaml", str(missing))
+
+
 # ---------------------------------------------------------------- server API
 
 
@@ -777,6 +802,7 @@ def main():
     jobs = check_prometheus(compose)
     check_dashboard(known, jobs)
     check_operations_doc(known)
+    check_alert_rules(known)
     check_openapi()
     if failures:
         print(f"check-deploy: {len(failures)} check(s) failed, {passed[0]} passed")
