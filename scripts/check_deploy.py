@@ -537,8 +537,8 @@ def metric_list():
     names = [l.strip() for l in METRICS_LIST.read_text().splitlines() if l.strip() and not l.startswith("#")]
     check(len(names) == len(set(names)), "metrics.txt has no duplicates")
     for name in names:
-        check(re.fullmatch(r"(iris_(gateway|worker)|process)_[a-z0-9_]+", name) is not None,
-              f"metrics.txt: {name} is an iris or standard process series name")
+        check(re.fullmatch(r"(iris_(gateway|worker)|process)_[a-z0-9_]+|iris_build_info", name) is not None,
+              f"metrics.txt: {name} is an iris, build or standard process series name")
     return set(names)
 
 
@@ -655,7 +655,7 @@ def check_dashboard(known, jobs):
         "iris_worker_turn_first_token_seconds_bucket", "iris_gateway_protocol_errors_total",
         "iris_gateway_auth_failures_total", "iris_worker_upstream_errors_total", "iris_gateway_redis_errors_total",
         "iris_worker_redis_errors_total", "iris_gateway_slow_consumers_total", "iris_worker_fenced_total",
-        "iris_gateway_degraded",
+        "iris_gateway_degraded", "process_cpu_seconds_total", "process_resident_memory_bytes",
     ]
     for name in required:
         check(name in used, f"dashboard shows {name}")

@@ -52,4 +52,16 @@ mod tests {
         assert!(text.contains("iris_gateway_frames_sent_total{type=\"message.update\"} 1"));
         assert!(text.contains("# TYPE iris_gateway_delivery_latency_seconds histogram"));
     }
+
+    /// Proves that no two series families of the gateway's page (its own, the process series
+    /// and `iris_build_info`) share an OpenMetrics family name.
+    #[test]
+    fn no_two_families_share_an_openmetrics_name() {
+        let page = Metrics::default().render();
+        assert!(page.contains("# TYPE iris_build_info gauge"), "{page}");
+        assert_eq!(
+            iris_shared::metrics::families::clashes(&page),
+            Vec::<String>::new()
+        );
+    }
 }

@@ -442,9 +442,14 @@ impl Cluster {
         series_value(&text, &format!("iris_worker_{name}"))
     }
 
+    /// Address of gateway `index`'s `/metrics`.
+    pub fn gateway_metrics_addr(&self, index: usize) -> SocketAddr {
+        self.gateway_addr(index)
+    }
+
     /// Gateway `index`'s whole `/metrics` text.
     pub async fn gateway_metrics_text(&self, index: usize) -> String {
-        let response = http_probe::get(self.gateway_addr(index), "/metrics")
+        let response = http_probe::get(self.gateway_metrics_addr(index), "/metrics")
             .await
             .expect("GET /metrics on a gateway");
         response.body

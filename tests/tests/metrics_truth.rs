@@ -109,7 +109,10 @@ async fn connection_frame_and_outbox_counters_equal_what_the_devices_did() {
     assert_eq!(received("ping"), 2);
     assert_eq!(received("message.send"), 1);
     assert_eq!(series_value(&page, "iris_gateway_auth_failures_total"), 1);
-    assert_eq!(series_value(&page, "iris_gateway_connections_accepted_total"), 3);
+    assert_eq!(
+        series_value(&page, "iris_gateway_connections_accepted_total"),
+        3
+    );
     assert_eq!(series_value(&page, "iris_gateway_paired_devices"), 2);
     assert_eq!(
         series_value(&page, "iris_gateway_requests_forwarded_total"),
