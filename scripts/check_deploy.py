@@ -14,7 +14,8 @@ IRIS_DEPLOY_VERBOSE=1 prints the passed ones too), and the script exits 1 when a
 - deploy/docker-compose.yml: parses (and `docker compose config` when there is one); services,
   volumes, bind mounts, dependencies, ports, the iris services' hardening and environment.
 - deploy/otel/collector.yaml: receivers, processors, exporters and pipelines fit together.
-- deploy/prometheus/prometheus.yml: jobs and targets match the compose services and ports.
+- deploy/prometheus/prometheus.yml: jobs and targets match the compose services and ports; it
+  loads alerts.yaml, which compose mounts beside it.
 - deploy/grafana/: the dashboard's structure and every PromQL query (parsed), which may use only
   metric names from deploy/grafana/metrics.txt; the provisioning files.
 - docs/operations.md: every PromQL alert expression parses and uses only listed metric names.
@@ -523,6 +524,12 @@ def check_prometheus(compose):
     scraped = {host_port(t)[0] for j in jobs.values() for sc in j.get("static_configs") or [] for t in sc.get("targets") or []}
     for name in IRIS_SERVICES:
         check(name in scraped, f"compose service {name} is scraped")
+    mounts = [str(v) for v in (services.get("prometheus") or {}).get("volumes") or []]
+    for rule_file in config.get("rule_files") or []:
+        check((PROMETHEUS.parent / rule_file).exists(), f"rule file {rule_file} exists beside prometheus.yml")
+        check(f"./prometheus/{rule_file}:/etc/prometheus/{rule_file}:ro" in mounts,
+              f"compose mounts {rule_file} beside /etc/prometheus/prometheus.yml", str(mounts))
+    check("alerts.yaml" in (config.get("rule_files") or []), "prometheus.yml loads alerts.yaml")
     promtool = shutil.which("promtool")
     if promtool:
         out = subprocess.run([promtool, "check", "config", "--syntax-only", str(PROMETHEUS)], capture_output=True, text=True)
