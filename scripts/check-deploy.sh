@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the deployment files (deploy/docker/Dockerfile, .dockerignore, deploy/docker-compose.yml,
 # deploy/otel/collector.yaml, deploy/prometheus/prometheus.yml, the Grafana dashboard and its
-# provisioning, the alert expressions in docs/operations.md) and the server API's description
+# provisioning, the alert expressions in docs/operations.md and deploy/prometheus/alerts.yaml) and the server API's description
 # (docs/openapi.yaml) without a Docker engine or a cluster: scripts/check_deploy.py says what
 # each check covers.
 # Its tools (dockerfile-parse, PyYAML, promql-parser, hadolint, openapi-spec-validator) go into

@@ -14,10 +14,14 @@ IRIS_DEPLOY_VERBOSE=1 prints the passed ones too), and the script exits 1 when a
 - deploy/docker-compose.yml: parses (and `docker compose config` when there is one); services,
   volumes, bind mounts, dependencies, ports, the iris services' hardening and environment.
 - deploy/otel/collector.yaml: receivers, processors, exporters and pipelines fit together.
-- deploy/prometheus/prometheus.yml: jobs and targets match the compose services and ports.
+- deploy/prometheus/prometheus.yml: jobs and targets match the compose services and ports; it
+  loads alerts.yaml, which compose mounts beside it.
 - deploy/grafana/: the dashboard's structure and every PromQL query (parsed), which may use only
   metric names from deploy/grafana/metrics.txt; the provisioning files.
 - docs/operations.md: every PromQL alert expression parses and uses only listed metric names.
+- deploy/prometheus/alerts.yaml: one rule per alert of operations.md's Alerts section, with the
+  expression documented there, a severity, a summary and description, and a runbook pointing at
+  its section (promtool checks and unit-tests the rules in scripts/test.sh).
 - docs/openapi.yaml: validates as OpenAPI 3.1; its server URL ends in the API's scope and its
   (method, path) pairs are exactly the routes gateway/src/api/mod.rs registers; every operation
   has a description; its error codes are the ones gateway/src/api/ answers; its examples fit
@@ -50,6 +54,7 @@ DOCKERFILE = DEPLOY / "docker" / "Dockerfile"
 COMPOSE = DEPLOY / "docker-compose.yml"
 COLLECTOR = DEPLOY / "otel" / "collector.yaml"
 PROMETHEUS = DEPLOY / "prometheus" / "prometheus.yml"
+ALERTS = DEPLOY / "prometheus" / "alerts.yaml"
 DASHBOARD = DEPLOY / "grafana" / "iris-cluster.json"
 METRICS_LIST = DEPLOY / "grafana" / "metrics.txt"
 PROVISIONING = DEPLOY / "grafana" / "provisioning"
@@ -529,6 +534,12 @@ def check_prometheus(compose):
     scraped = {host_port(t)[0] for j in jobs.values() for sc in j.get("static_configs") or [] for t in sc.get("targets") or []}
     for name in IRIS_SERVICES:
         check(name in scraped, f"compose service {name} is scraped")
+    mounts = [str(v) for v in (services.get("prometheus") or {}).get("volumes") or []]
+    for rule_file in config.get("rule_files") or []:
+        check((PROMETHEUS.parent / rule_file).exists(), f"rule file {rule_file} exists beside prometheus.yml")
+        check(f"./prometheus/{rule_file}:/etc/prometheus/{rule_file}:ro" in mounts,
+              f"compose mounts {rule_file} beside /etc/prometheus/prometheus.yml", str(mounts))
+    check("alerts.yaml" in (config.get("rule_files") or []), "prometheus.yml loads alerts.yaml")
     promtool = shutil.which("promtool")
     if promtool:
         out = subprocess.run([promtool, "check", "config", "--syntax-only", str(PROMETHEUS)], capture_output=True, text=True)
@@ -543,8 +554,8 @@ def metric_list():
     names = [l.strip() for l in METRICS_LIST.read_text().splitlines() if l.strip() and not l.startswith("#")]
     check(len(names) == len(set(names)), "metrics.txt has no duplicates")
     for name in names:
-        check(re.fullmatch(r"(iris_(gateway|worker)|process)_[a-z0-9_]+", name) is not None,
-              f"metrics.txt: {name} is an iris or standard process series name")
+        check(re.fullmatch(r"(iris_(gateway|worker)|process)_[a-z0-9_]+|iris_build_info", name) is not None,
+              f"metrics.txt: {name} is an iris, build or standard process series name")
     return set(names)
 
 
@@ -661,7 +672,7 @@ def check_dashboard(known, jobs):
         "iris_worker_turn_first_token_seconds_bucket", "iris_gateway_protocol_errors_total",
         "iris_gateway_auth_failures_total", "iris_worker_upstream_errors_total", "iris_gateway_redis_errors_total",
         "iris_worker_redis_errors_total", "iris_gateway_slow_consumers_total", "iris_worker_fenced_total",
-        "iris_gateway_degraded",
+        "iris_gateway_degraded", "process_cpu_seconds_total", "process_resident_memory_bytes",
     ]
     for name in required:
         check(name in used, f"dashboard shows {name}")
@@ -692,6 +703,27 @@ def check_operations_doc(known):
         expr = " ".join(l for l in block.splitlines() if not l.strip().startswith("#"))
         check_promql(expr, f"operations.md alert {i}", known | EXTERNAL_METRICS)
     check("operations.md" in (ROOT / "README.md").read_text(), "README.md links docs/operations.md")
+
+
+def check_alert_rules(known):
+    """deploy/prometheus/alerts.yaml is the Alerts section of docs/operations.md as rules."""
+    print(f"== {rel(ALERTS)}")
+    rules = [r for g in yaml.safe_load(ALERTS.read_text()).get("groups") or [] for r in g.get("rules") or []]
+    check(len(rules) >= 8, "alerts.yaml has the alerting rules", f"{len(rules)} found")
+    section = OPERATIONS.read_text().split("\n## Alerts\n", 1)[-1].split("\n## ", 1)[0]
+    documented = dict(re.findall(r"^### (\w+)\n.*?```promql\n(.*?)\n```", section, re.S | re.M))
+    for rule in rules:
+        name = rule.get("alert", "?")
+        labels, notes = rule.get("labels") or {}, rule.get("annotations") or {}
+        check(labels.get("severity") in {"critical", "warning"}, f"{name}: severity is critical or warning", str(labels))
+        check(bool(notes.get("summary")) and bool(notes.get("description")), f"{name}: summary and description")
+        check(notes.get("runbook") == f"docs/operations.md#{name.lower()}", f"{name}: runbook is its section of operations.md",
+              str(notes.get("runbook")))
+        check(documented.get(name) == rule.get("expr"), f"{name}: the expression is the one its section documents",
+              f"doc {documented.get(name)!r}, rule {rule.get('expr')!r}")
+        check_promql(rule.get("expr", ""), f"alerts.yaml {name}", known | EXTERNAL_METRICS)
+    missing = sorted(set(documented) - {r.get("alert") for r in rules})
+    check(not missing, "every alert documented in operations.md is a rule in alerts.yaml", str(missing))
 
 
 # ---------------------------------------------------------------- server API
@@ -787,6 +819,7 @@ def main():
     jobs = check_prometheus(compose)
     check_dashboard(known, jobs)
     check_operations_doc(known)
+    check_alert_rules(known)
     check_openapi()
     if failures:
         print(f"check-deploy: {len(failures)} check(s) failed, {passed[0]} passed")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, running and testing Iris Cluster needs beyond a Rust toolchain:
 # Redis (server and CLI), Node.js with npm (the Socket.IO baseline in bench/socketio and the
-# browser tests in tests/browser) and Chromium (the browser those tests drive) from Debian
+# browser tests in tests/browser), Chromium (the browser those tests drive) and Prometheus
+# (promtool checks the alerting rules; the dashboard test runs the server) from Debian
 # packages, and cargo-deny (the dependency policy in deny.toml) from crates.io. Safe to run
 # again: it skips what is there.
 set -euo pipefail
@@ -19,6 +20,7 @@ command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 [ -x "${IRIS_CHROMIUM:-/usr/bin/chromium}" ] || need+=(chromium)
+{ command -v prometheus && command -v promtool; } >/dev/null 2>&1 || need+=(prometheus)
 # Sentinel (the failover test) runs as `redis-server --sentinel`: no redis-sentinel package needed.
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -34,4 +36,5 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq || echo "apt-get update failed; trying the cached package lists" >&2
 $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 # The Debian package may start a system-wide Redis on 6379; the cluster scripts and tests
-# start their own servers on their own ports and do not depend on it.
+# start their own servers on their own ports and do not depend on it. Likewise the prometheus
+# package's own service (port 9090): the tests start their own Prometheus on a free port.

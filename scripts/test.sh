@@ -4,7 +4,8 @@
 # (and a real Hermes Agent, installed into its own virtual environment by install-hermes.sh,
 # and moto's S3-compatible server for the media store, by install-moto.sh), after the offline
 # checks of the Helm chart (check-chart.sh) and of the deployment files (container images,
-# compose, collector, dashboard, the server API's docs/openapi.yaml: check-deploy.sh); the
+# compose, collector, dashboard, the server API's docs/openapi.yaml: check-deploy.sh) and of
+# the alerting rules (promtool, from Debian's prometheus package); the
 # Socket.IO baseline's own tests run with npm before the Rust tests, and the browser tests'
 # playwright-core is installed with npm (the web client tests drive Debian's Chromium with it).
 # The supply chain is checked too: vendor/actix-http against its crates.io release
@@ -24,6 +25,10 @@ echo "== deploy files" >&2
 ./scripts/check-deploy.sh
 echo "== vendor/actix-http is its crates.io release plus iris.patch" >&2
 ./scripts/check-vendor.sh
+echo "== alerting rules (promtool: config, rules, and the rules' unit tests)" >&2
+promtool check config deploy/prometheus/prometheus.yml
+promtool check rules deploy/prometheus/alerts.yaml
+promtool test rules deploy/prometheus/alerts.test.yaml
 echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check
 echo "== cargo clippy" >&2

@@ -113,7 +113,7 @@ impl BackendWatch {
         tracing::warn!(%why, "Redis unreachable: node degraded");
         self.state.degraded.store(true, Ordering::Relaxed);
         metrics::shift(&self.state.metrics.degraded, 1);
-        metrics::incr(&self.state.metrics.degraded_total);
+        metrics::incr(&self.state.metrics.degradations_total);
         self.state.registry.do_send(BackendNotice::Degraded);
     }
 }

@@ -12,7 +12,7 @@ iris_shared::metric_set! {
         paired_devices: gauge = "Connections that completed hello (connected devices).",
         degraded: gauge = "1 while the node cannot reach Redis (sessions told degraded).",
         draining: gauge = "1 after SIGTERM, while sessions are told to reconnect elsewhere.",
-        connections_total: counter = "WebSocket connections accepted.",
+        connections_accepted_total: counter = "WebSocket connections accepted.",
         auth_failures_total: counter = "hello frames rejected for a bad token.",
         frames_received_total: labeled("type") = "Frames received from devices, by frame type (invalid: unparsable, binary: media chunks).",
         frames_sent_total: labeled("type") = "Frames sent to devices, by frame type.",
@@ -29,7 +29,7 @@ iris_shared::metric_set! {
         frames_left_in_outbox_total: counter = "Outboxed frames not queued to a lagging session (it replays them).",
         frames_coalesced_total: counter = "Live-only frames replaced by a newer one (or dropped) for a lagging session.",
         slow_consumers_total: counter = "Sessions closed for staying behind past the slow-consumer bound.",
-        degraded_total: counter = "Times the node became degraded (Redis unreachable).",
+        degradations_total: counter = "Times the node became degraded (Redis unreachable).",
         epoch_changes_total: counter = "Times the cluster epoch was found missing or changed (Redis lost its data).",
         redis_errors_total: counter = "Redis commands that failed.",
         http_refused_total: labeled("reason") = "HTTP requests and connections refused before a session existed, by reason (docs/reliability.md).",
@@ -52,5 +52,17 @@ mod tests {
         assert!(text.contains("iris_gateway_syncs_total 1"));
         assert!(text.contains("iris_gateway_frames_sent_total{type=\"message.update\"} 1"));
         assert!(text.contains("# TYPE iris_gateway_delivery_latency_seconds histogram"));
+    }
+
+    /// Proves that no two series families of the gateway's page (its own, the process series
+    /// and `iris_build_info`) share an OpenMetrics family name.
+    #[test]
+    fn no_two_families_share_an_openmetrics_name() {
+        let page = Metrics::default().render();
+        assert!(page.contains("# TYPE iris_build_info gauge"), "{page}");
+        assert_eq!(
+            iris_shared::metrics::families::clashes(&page),
+            Vec::<String>::new()
+        );
     }
 }

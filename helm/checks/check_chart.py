@@ -2,8 +2,9 @@
 
 For every value set in helm/iris-cluster/ci/*.yaml: `helm lint --strict`, render (`helm
 template`), yamllint every rendered file, validate every manifest against the Kubernetes
-schemas of one pinned version (strict: unknown fields fail) or, for ServiceMonitor, against
-helm/checks/servicemonitor.schema.json, and assert the properties the cluster relies on
+schemas of one pinned version (strict: unknown fields fail) or, for ServiceMonitor and
+PrometheusRule, against helm/checks/servicemonitor.schema.json and prometheusrule.schema.json
+(the PrometheusRule's rules must be deploy/prometheus/alerts.yaml's: alert_rules.py), and assert the properties the cluster relies on
 (non-root read-only containers, secrets only by reference, config checksums, drain times
 fitting the grace periods, ...). Then every set in helm/checks/bad-values/ must be refused,
 with the message its `# expect:` line names. A value set may start with `# release: NAME` and
@@ -31,6 +32,7 @@ import yaml
 from yamllint import config as yamllint_config
 from yamllint import linter as yamllint_linter
 
+import alert_rules
 from report import POD_KINDS, Report, containers, env_map, manifest_name, pod_spec
 from exposure import check_ingress_public_only, check_internal_port, check_network_policies
 from structure import check_names, check_structure
@@ -148,6 +150,9 @@ def validate_schemas(report: Report, set_name: str, documents: list[tuple[str, d
                 path = ".".join(str(p) for p in error.path)
                 report.check(False, where, "ServiceMonitor schema", f"{path}: {error.message}")
             report.check(True, where, "ServiceMonitor schema")
+            continue
+        if doc.get("kind") == "PrometheusRule":
+            alert_rules.validate(report, where, doc)
             continue
         try:
             kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
@@ -654,8 +659,10 @@ def main() -> int:
             check_cluster(report, set_name, values, merged, documents, rendered, drain_floor)
             check_notes(report, set_name, rendered, merged, namespace=namespace)
             check_structure(report, set_name, documents, namespace)
+            alert_rules.check_rules(report, set_name, merged, documents)
             status = "ok" if len(report.failures) == before else "FAILED"
             print(f"check-chart: {set_name}: {len(documents)} manifests, {status}", flush=True)
+        alert_rules.check_copy(report)
         check_config_rolls_pods(report, chart)
         check_long_release_names(report, chart)
         check_bad_values(report, chart)

@@ -13,6 +13,7 @@
 //!   services' stand-in).
 //! - [`http_probe`]: a minimal HTTP client for `/readyz`, `/metrics`, the server API and Hermes.
 //! - [`raw_http`]: hostile HTTP requests written byte for byte, from a chosen source address.
+//! - [`prometheus_server`]: a private Prometheus scraping a cluster's nodes, for PromQL.
 //! - [`fake_llm`]: the scripted OpenAI-compatible LLM on its own, for the `openai` upstream.
 //! - [`hermes_upstream`]: a real Hermes Agent API server with a scripted fake LLM behind it.
 //! - [`cluster_spec`]: what a test's cluster consists of, and node names.
@@ -41,6 +42,7 @@ pub mod http_probe;
 pub mod http_recorder;
 pub mod otlp_receiver;
 pub mod ports;
+pub mod prometheus_server;
 pub mod raw_http;
 pub mod redis_cluster;
 pub mod redis_server;

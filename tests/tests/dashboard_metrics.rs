@@ -45,3 +45,42 @@ async fn the_dashboards_metric_list_is_exactly_what_gateways_and_workers_expose(
         "exposed but missing from metrics.txt: {unlisted:?}"
     );
 }
+
+/// The commit the binaries were built from, as `shared/build.rs` finds it.
+fn built_commit() -> String {
+    if let Ok(commit) = std::env::var("IRIS_BUILD_COMMIT") {
+        if !commit.trim().is_empty() {
+            return commit.trim().to_owned();
+        }
+    }
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// Proves that both node kinds expose `iris_build_info` with the workspace's version and
+/// the commit they were built from, so a dashboard can tell builds apart during a rollout.
+#[tokio::test]
+async fn both_node_kinds_name_their_version_and_commit_in_build_info() {
+    let cluster = Cluster::start("build-info", ClusterSpec::default()).await;
+    let series = format!(
+        "iris_build_info{{version=\"{}\",commit=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION"),
+        built_commit()
+    );
+    let gateway = cluster.gateway_metrics_text(0).await;
+    let worker = cluster.worker_metrics_text(0).await;
+    assert!(
+        gateway.lines().any(|line| line == series),
+        "{series} not in:\n{gateway}"
+    );
+    assert!(
+        worker.lines().any(|line| line == series),
+        "{series} not in:\n{worker}"
+    );
+}

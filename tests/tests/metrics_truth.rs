@@ -109,7 +109,10 @@ async fn connection_frame_and_outbox_counters_equal_what_the_devices_did() {
     assert_eq!(received("ping"), 2);
     assert_eq!(received("message.send"), 1);
     assert_eq!(series_value(&page, "iris_gateway_auth_failures_total"), 1);
-    assert_eq!(series_value(&page, "iris_gateway_connections_total"), 3);
+    assert_eq!(
+        series_value(&page, "iris_gateway_connections_accepted_total"),
+        3
+    );
     assert_eq!(series_value(&page, "iris_gateway_paired_devices"), 2);
     assert_eq!(
         series_value(&page, "iris_gateway_requests_forwarded_total"),
@@ -249,7 +252,7 @@ async fn an_upstream_that_went_away_counts_each_failed_turn() {
 }
 
 /// Proves that a Redis outage shows on the gateway as it happened: the `degraded` gauge is 1
-/// while Redis is gone and 0 once it is back, `degraded_total` counts the one outage, and
+/// while Redis is gone and 0 once it is back, `degradations_total` counts the one outage, and
 /// `redis_errors_total` counts the failed reads; the worker counts failed commands too.
 #[tokio::test]
 async fn a_redis_outage_shows_as_one_degraded_spell_and_redis_errors() {
@@ -259,7 +262,7 @@ async fn a_redis_outage_shows_as_one_degraded_spell_and_redis_errors() {
     let mut phone = cluster.connect(0, "phone").await;
     phone.pair(&token, "phone-1").await;
     assert_eq!(cluster.gateway_metric(0, "degraded").await, 0);
-    assert_eq!(cluster.gateway_metric(0, "degraded_total").await, 0);
+    assert_eq!(cluster.gateway_metric(0, "degradations_total").await, 0);
     let gateway_errors = cluster.gateway_metric(0, "redis_errors_total").await;
 
     cluster.kill_redis();
@@ -281,7 +284,7 @@ async fn a_redis_outage_shows_as_one_degraded_spell_and_redis_errors() {
         cluster.gateway_metric(0, "degraded")
     })
     .await;
-    assert_eq!(cluster.gateway_metric(0, "degraded_total").await, 1);
+    assert_eq!(cluster.gateway_metric(0, "degradations_total").await, 1);
     grows_past("worker Redis errors", 0, || {
         cluster.worker_metric(0, "redis_errors_total")
     })

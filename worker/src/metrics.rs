@@ -28,7 +28,14 @@ iris_shared::metric_set! {
     }
 }
 
-static METRICS: LazyLock<Arc<Metrics>> = LazyLock::new(Arc::default);
+/// Every outcome a turn ends with (`turns_total`'s label values), shown from the start.
+pub const TURN_OUTCOMES: [&str; 4] = ["ok", "error", "interrupted", "stopped"];
+
+static METRICS: LazyLock<Arc<Metrics>> = LazyLock::new(|| {
+    let metrics = Metrics::default();
+    metrics.turns_total.declare(&TURN_OUTCOMES);
+    Arc::new(metrics)
+});
 
 /// The process's metrics.
 pub fn get() -> &'static Arc<Metrics> {
@@ -36,3 +43,31 @@ pub fn get() -> &'static Arc<Metrics> {
 }
 
 pub use iris_shared::metrics::{incr, set, shift};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Proves that no two series families of the worker's page (its own, the process series
+    /// and `iris_build_info`) share an OpenMetrics family name.
+    #[test]
+    fn no_two_families_share_an_openmetrics_name() {
+        let page = get().render();
+        assert!(page.contains("# TYPE iris_build_info gauge"), "{page}");
+        assert_eq!(
+            iris_shared::metrics::families::clashes(&page),
+            Vec::<String>::new()
+        );
+    }
+
+    /// Proves that every turn outcome is on the page at 0 before any turn ended, so the
+    /// first interrupted turn already counts in `increase()`.
+    #[test]
+    fn every_turn_outcome_is_shown_before_it_happens() {
+        let page = get().render();
+        for outcome in TURN_OUTCOMES {
+            let series = format!("iris_worker_turns_total{{outcome=\"{outcome}\"}} ");
+            assert!(page.contains(&series), "{series} missing:\n{page}");
+        }
+    }
+}

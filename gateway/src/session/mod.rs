@@ -306,7 +306,7 @@ impl Actor for Session {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         metrics::shift(&self.state.metrics.connections, 1);
-        metrics::incr(&self.state.metrics.connections_total);
+        metrics::incr(&self.state.metrics.connections_accepted_total);
         ctx.run_interval(self.state.limits.heartbeat_interval, |act, ctx| {
             act.check_heartbeat(ctx)
         });

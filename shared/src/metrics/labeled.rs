@@ -31,6 +31,15 @@ impl LabeledCounter {
         self.label
     }
 
+    /// Shows `values` at 0 before they first happen: a series born at its first count hides
+    /// that count from `rate()` and `increase()`, so alerts on a known value (turns
+    /// interrupted) would miss the first ones.
+    pub fn declare(&self, values: &[&str]) {
+        for value in values {
+            self.add(value, 0);
+        }
+    }
+
     /// Adds one to the count of `value`.
     pub fn incr(&self, value: &str) {
         self.add(value, 1);

@@ -9,6 +9,8 @@
 #[doc(hidden)]
 pub use opentelemetry;
 
+pub mod build_info;
+pub mod families;
 mod histogram;
 mod labeled;
 pub mod process;

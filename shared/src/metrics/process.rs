@@ -1,5 +1,6 @@
 //! The standard Prometheus process series (`process_resident_memory_bytes`,
-//! `process_cpu_seconds_total`, `process_open_fds`, `process_max_fds`), read from `/proc`
+//! `process_cpu_seconds_total`, `process_open_fds`, `process_max_fds`,
+//! `process_start_time_seconds`), read from `/proc`
 //! when rendered or collected: what benchmarks and capacity alerts divide by connections.
 
 use std::fmt::Write as _;
@@ -18,6 +19,8 @@ pub struct ProcessSample {
     pub open_fds: Option<u64>,
     /// The soft limit on open file descriptors.
     pub max_fds: Option<u64>,
+    /// When the process started, in seconds since the Unix epoch.
+    pub start_time_seconds: Option<f64>,
 }
 
 impl ProcessSample {
@@ -30,6 +33,7 @@ impl ProcessSample {
                 .ok()
                 .map(|entries| entries.count() as u64),
             max_fds: max_fds(),
+            start_time_seconds: start_time_seconds(),
         }
     }
 }
@@ -41,15 +45,29 @@ fn resident_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-fn cpu_seconds() -> Option<f64> {
+/// Field `number` (1-based, as proc(5) counts them) of `/proc/self/stat`.
+fn stat_field(number: usize) -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may contain spaces) start at state (field 3);
-    // utime and stime are fields 14 and 15.
+    // Fields after the command name (which may contain spaces) start at state (field 3).
     let after_name = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) / USER_HZ)
+    after_name.split_whitespace().nth(number - 3)?.parse().ok()
+}
+
+fn cpu_seconds() -> Option<f64> {
+    // utime and stime.
+    Some((stat_field(14)? + stat_field(15)?) / USER_HZ)
+}
+
+fn start_time_seconds() -> Option<f64> {
+    // starttime counts ticks since boot; btime is the boot time.
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let boot: f64 = stat
+        .lines()
+        .find_map(|line| line.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(boot + stat_field(22)? / USER_HZ)
 }
 
 fn max_fds() -> Option<u64> {
@@ -95,6 +113,12 @@ pub fn render(out: &mut String) {
         "Maximum number of open file descriptors.",
         sample.max_fds.map(|v| v.to_string()),
     );
+    series(
+        "process_start_time_seconds",
+        "gauge",
+        "Start time of the process since unix epoch in seconds.",
+        sample.start_time_seconds.map(|v| v.to_string()),
+    );
 }
 
 /// Reports the same series through `meter`.
@@ -128,6 +152,16 @@ pub fn register(meter: &opentelemetry::metrics::Meter) {
             }
         })
         .build();
+    meter
+        .f64_observable_gauge("process_start_time_seconds")
+        .with_description("Start time of the process since unix epoch in seconds.")
+        .with_unit("s")
+        .with_callback(|observer| {
+            if let Some(value) = start_time_seconds() {
+                observer.observe(value, &[]);
+            }
+        })
+        .build();
 }
 
 #[cfg(test)]
@@ -141,6 +175,15 @@ mod tests {
         assert!(sample.cpu_seconds.unwrap() >= 0.0);
         assert!(sample.open_fds.unwrap() >= 3);
         assert!(sample.max_fds.unwrap() >= sample.open_fds.unwrap());
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        let started = sample.start_time_seconds.unwrap();
+        assert!(
+            started <= now + 1.0 && started > now - 86_400.0,
+            "{started} vs {now}"
+        );
         let mut page = String::new();
         render(&mut page);
         assert!(page.contains("# TYPE process_cpu_seconds_total counter\n"));

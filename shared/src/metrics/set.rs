@@ -17,7 +17,8 @@
 /// Kinds: `counter` (`AtomicU64`), `gauge` (`AtomicI64`), `labeled("label")`
 /// ([`LabeledCounter`](crate::metrics::LabeledCounter)), `histogram(BUCKETS)`
 /// ([`Histogram`](crate::metrics::Histogram), seconds). The page and the meter also get the
-/// standard `process_*` series ([`process`](crate::metrics::process)).
+/// standard `process_*` series ([`process`](crate::metrics::process)) and `iris_build_info`
+/// ([`build_info`](crate::metrics::build_info)).
 #[macro_export]
 macro_rules! metric_set {
     (
@@ -46,6 +47,7 @@ macro_rules! metric_set {
                     $crate::metric_set!(@render out, self.$field, concat!($prefix, stringify!($field)), $help, $kind);
                 )*
                 $crate::metrics::process::render(&mut out);
+                $crate::metrics::build_info::render(&mut out);
                 out
             }
 
@@ -56,6 +58,7 @@ macro_rules! metric_set {
                     $crate::metric_set!(@register self, meter, $field, concat!($prefix, stringify!($field)), $help, $kind);
                 )*
                 $crate::metrics::process::register(meter);
+                $crate::metrics::build_info::register(meter);
             }
         }
     };
