@@ -483,19 +483,4 @@ pub async fn ping<C: redis::aio::ConnectionLike + Send>(conn: &mut C) -> redis::
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sentinel_urls_name_hosts_and_a_master() {
-        let endpoint =
-            RedisEndpoint::parse("redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster")
-                .unwrap();
-        assert!(endpoint.is_sentinel());
-        assert!(RedisEndpoint::parse("redis+sentinel://127.0.0.1:26379").is_err());
-        assert!(RedisEndpoint::parse("redis+sentinel:///mymaster").is_err());
-        assert!(!RedisEndpoint::parse("redis://127.0.0.1:6379")
-            .unwrap()
-            .is_sentinel());
-    }
-}
+mod tests;
