@@ -34,7 +34,8 @@ pub struct SpawnSpec {
 /// One gateway as the bench reaches it.
 #[derive(Debug, Clone)]
 pub struct Gateway {
-    /// `http://host:port` (server API, `/metrics`).
+    /// `http://host:port` of the server API and `/metrics` (the internal listener's, when
+    /// the gateway has one).
     pub http: String,
     /// `ws://host:port/ws`.
     pub ws_url: String,
@@ -79,10 +80,25 @@ impl Cluster {
         if options.redis_cluster.is_some() {
             bail!("--redis-cluster spawns a Redis Cluster, and --gateway spawns nothing: for an existing cluster pass --redis redis+cluster://host:port,...");
         }
+        let internals = &options.existing_gateway_internals;
+        if !internals.is_empty() && internals.len() != options.existing_gateways.len() {
+            bail!(
+                "--gateway-internal names {} addresses for {} --gateway: give one per gateway, in the same order",
+                internals.len(),
+                options.existing_gateways.len()
+            );
+        }
         let gateways = options
             .existing_gateways
             .iter()
-            .map(|url| gateway_at(url))
+            .enumerate()
+            .map(|(index, url)| {
+                let mut gateway = gateway_at(url)?;
+                if let Some(internal) = internals.get(index) {
+                    gateway.http = internal.trim_end_matches('/').to_owned();
+                }
+                Ok(gateway)
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             gateways,

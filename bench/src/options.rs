@@ -43,6 +43,15 @@ pub struct Options {
     /// An existing gateway, `http://host:port` (repeatable); with it nothing is spawned.
     #[arg(long = "gateway", env = "IRIS_BENCH_GATEWAY", value_delimiter = ',')]
     pub existing_gateways: Vec<String>,
+    /// The existing gateways' `IRIS_INTERNAL_LISTEN` addresses, `http://host:port`, in the
+    /// order of `--gateway`: where `/metrics` and the server API are asked for when the
+    /// gateways serve them off their public port.
+    #[arg(
+        long = "gateway-internal",
+        env = "IRIS_BENCH_GATEWAY_INTERNAL",
+        value_delimiter = ','
+    )]
+    pub existing_gateway_internals: Vec<String>,
     /// An existing worker's metrics endpoint, `http://host:port` (repeatable).
     #[arg(
         long = "worker-metrics",

@@ -9,7 +9,6 @@ use serde_json::json;
 
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
-use iris_tests::http_probe;
 use iris_tests::http_recorder::{Answer, HttpRecorder, RecordedRequest};
 use iris_tests::resp::Reply;
 use iris_tests::scratch_dir::ScratchDir;
@@ -80,15 +79,9 @@ async fn push_to_an_offline_device(cluster: &Cluster, push_target: serde_json::V
     }
     let body = json!({ "text": "The report is ready", "role": "cron" }).to_string();
     let path = format!("/api/v1/accounts/{ACCOUNT}/messages");
-    let response = http_probe::request(
-        cluster.gateway_addr(0),
-        "POST",
-        &path,
-        Some(ADMIN_KEY),
-        Some(&body),
-    )
-    .await
-    .expect("publishing");
+    let response = cluster
+        .server_api(0, "POST", &path, Some(ADMIN_KEY), Some(&body))
+        .await;
     assert_eq!(response.status, 202, "{response:?}");
 }
 

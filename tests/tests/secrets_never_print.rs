@@ -14,7 +14,6 @@ use iris_tests::child_process::ChildProcess;
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::{ClusterSpec, RedisKind};
 use iris_tests::fake_llm::FakeLlm;
-use iris_tests::http_probe;
 use iris_tests::http_recorder::HttpRecorder;
 use iris_tests::otlp_receiver::OtlpReceiver;
 use iris_tests::ports::free_port;
@@ -239,16 +238,10 @@ fn token_commands_never_print_the_redis_password() {
 async fn publish(cluster: &Cluster, key: &str, account: &str, text: &str) -> u16 {
     let body = json!({ "text": text, "role": "cron" }).to_string();
     let path = format!("/api/v1/accounts/{account}/messages");
-    http_probe::request(
-        cluster.gateway_addr(0),
-        "POST",
-        &path,
-        Some(key),
-        Some(&body),
-    )
-    .await
-    .expect("publishing")
-    .status
+    cluster
+        .server_api(0, "POST", &path, Some(key), Some(&body))
+        .await
+        .status
 }
 
 /// Proves that nodes logging at debug level through a whole day's work — logging in to
