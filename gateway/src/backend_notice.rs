@@ -12,6 +12,9 @@ pub enum BackendNotice {
     Degraded,
     /// Redis is reachable again with its data; frames written meanwhile must be caught up.
     Online,
+    /// This node's presence holds were written again after its liveness may have lapsed
+    /// (other nodes may have skipped it meanwhile): catch up, with no status change.
+    PresenceRestored,
     /// Redis is reachable but lost data (all of it, or one Cluster shard's): the cursors of
     /// the accounts whose state was there must reset to the new head.
     DataLost(LostScope),

@@ -35,6 +35,7 @@ mod http;
 mod http_guard;
 mod listeners;
 mod metrics;
+mod presence_holds;
 mod rate_limit;
 mod registry;
 mod send_queue;

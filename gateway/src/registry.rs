@@ -1,10 +1,14 @@
 //! The registry actor: which sessions of this node belong to which account, the node's
-//! presence in Redis for those accounts, and the fan-out of delivered frames and of
-//! backend notices (degraded, online, data lost).
+//! presence in Redis for their devices, and the fan-out of delivered frames and of backend
+//! notices (degraded, online, data lost).
 //!
-//! A failed presence renewal is retried with backoff rather than waiting for the next
-//! interval, and when Redis comes back presence is renewed before sessions are told, so
-//! every frame written after a session checks the outbox head reaches it live.
+//! Presence is written when it changes: a device's hold when it pairs, its release when its
+//! last session here closes (`presence_holds.rs` keeps the two in order). Besides, the node
+//! announces itself live every few seconds, one command whatever the number of devices. A
+//! failed announcement is retried with backoff rather than waiting for the next interval;
+//! when Redis comes back, or the node's liveness may have lapsed, every hold is written
+//! again before sessions are told, so every frame written after a session checks the
+//! outbox head reaches it live.
 //!
 //! Sessions are held as `Recipient<Deliver>`, never as the session type, so this actor
 //! knows nothing about WebSockets.
@@ -25,10 +29,11 @@ use iris_shared::redis_conn::Pool;
 use iris_shared::backoff::Backoff;
 use iris_shared::clock::now_ms;
 use iris_shared::delivery::RoutedFrame;
-use iris_shared::{presence, push};
+use iris_shared::presence::{self, gateways};
 
 use crate::backlog::{Backlog, CatchUpFrames, Kept};
 use crate::metrics::{self, Metrics};
+use crate::presence_holds::{DeviceKey, PresenceHolds};
 use crate::send_queue::{self, SendQueue, SendQueueLimits};
 
 /// How often lagging sessions are checked for having caught up or being too slow.
@@ -197,16 +202,20 @@ pub struct Registry {
     limits: SendQueueLimits,
     /// The node's counters.
     metrics: Arc<Metrics>,
-    /// Pacing of retries after a failed presence renewal.
-    renew_backoff: Backoff,
-    /// The expiry (ms) of the last presence hold written per account: a release removes
-    /// only that hold (`presence::release_hold`), never a newer one.
-    held_until: HashMap<String, u64>,
-    /// The last expiry handed out; each hold gets a later one, so no two are equal.
-    last_hold_until: u64,
-    /// A retry of a failed renewal is scheduled.
-    renew_retry_pending: bool,
+    /// The ids of this node's presence holds and the writes in flight.
+    holds: PresenceHolds,
+    /// When the last announcement that succeeded was sent: if the next one goes out later
+    /// than the liveness lasts, other nodes may have forgotten this node's holds.
+    announced_at: Option<Instant>,
+    /// Pacing of retries after a failed announcement or hold-all.
+    retry_backoff: Backoff,
+    /// A retry of a failed announcement is scheduled.
+    announce_retry_pending: bool,
 }
+
+/// How close to its liveness's end an announcement may go out before this node counts as
+/// possibly lapsed (clocks and round trips differ a little between nodes).
+const LAPSE_MARGIN: Duration = Duration::from_secs(5);
 
 impl Registry {
     /// A registry for node `node_id`.
@@ -220,12 +229,12 @@ impl Registry {
             node_id,
             redis,
             accounts: HashMap::new(),
-            held_until: HashMap::new(),
-            last_hold_until: 0,
+            holds: PresenceHolds::default(),
+            announced_at: None,
             limits,
             metrics,
-            renew_backoff: Backoff::default(),
-            renew_retry_pending: false,
+            retry_backoff: Backoff::default(),
+            announce_retry_pending: false,
         }
     }
 
@@ -242,19 +251,51 @@ impl Registry {
         }
     }
 
-    /// The expiry for a presence hold written now: the hold TTL from now, and later than
-    /// any handed out before.
-    fn next_hold_until(&mut self) -> u64 {
-        let until = (now_ms() + presence::HOLD_TTL_MS).max(self.last_hold_until + 1);
-        self.last_hold_until = until;
-        until
+    /// Periodic announcement (skipped while a backoff retry is pending).
+    fn announce_on_interval(&mut self, ctx: &mut Context<Self>) {
+        if !self.announce_retry_pending {
+            self.announce(ctx);
+        }
     }
 
-    /// Periodic renewal (skipped while a backoff retry is pending).
-    fn renew_on_interval(&mut self, ctx: &mut Context<Self>) {
-        if !self.renew_retry_pending {
-            self.renew_presence(ctx, None);
-        }
+    /// Announces this node live. If the previous announcement that succeeded is older than
+    /// the liveness lasts, writers may have counted the node dead and forgotten its holds:
+    /// they are written again, and sessions catch up on what live delivery missed.
+    fn announce(&mut self, ctx: &mut Context<Self>) {
+        let (redis, node) = (self.redis.clone(), self.node_id.clone());
+        let sent_at = Instant::now();
+        let announcement = async move {
+            let mut conn = redis.get().await.map_err(|err| err.to_string())?;
+            gateways::announce(&mut conn, &node, now_ms())
+                .await
+                .map_err(|err| err.to_string())
+        };
+        ctx.spawn(
+            announcement
+                .into_actor(self)
+                .map(move |result, act, ctx| match result {
+                    Ok(()) => {
+                        let liveness = Duration::from_millis(gateways::LIVENESS_TTL_MS);
+                        let lapsed = act.announced_at.is_some_and(|before| {
+                            sent_at.duration_since(before) + LAPSE_MARGIN >= liveness
+                        });
+                        act.announced_at = Some(sent_at);
+                        act.retry_backoff.reset();
+                        act.announce_retry_pending = false;
+                        if lapsed {
+                            tracing::warn!(
+                                "this node's liveness may have lapsed; holding its devices again"
+                            );
+                            act.hold_all(ctx, Some(BackendNotice::PresenceRestored));
+                        }
+                    }
+                    Err(err) => {
+                        tracing::warn!(%err, "announcing the node failed; retrying");
+                        act.announce_retry_pending = true;
+                        ctx.run_later(act.retry_backoff.next_delay(), Self::announce);
+                    }
+                }),
+        );
     }
 
     /// Sends `notice` to every session.
@@ -271,54 +312,61 @@ impl Registry {
         }
     }
 
-    /// Renews this node's presence for every account it holds, in one pipeline; then
-    /// tells every session `notice`, if given. A failure is retried after a backoff pause.
-    fn renew_presence(&mut self, ctx: &mut Context<Self>, notice: Option<BackendNotice>) {
-        let accounts: Vec<String> = self.accounts.keys().cloned().collect();
-        let until = self.next_hold_until();
-        for account in &accounts {
-            self.held_until.insert(account.clone(), until);
-        }
-        let devices: Vec<(String, Vec<String>)> = self
-            .accounts
-            .iter()
-            .map(|(account, sessions)| {
-                let ids = sessions.values().map(|s| s.device_id.clone()).collect();
-                (account.clone(), ids)
-            })
-            .collect();
-        let redis = self.redis.clone();
-        let node = self.node_id.clone();
-        let renewal = async move {
+    /// Writes this node's holds of every device it holds again (they may have lapsed or
+    /// been lost with Redis's data); then tells every session `notice`, if given. A failure
+    /// is retried after a backoff pause.
+    fn hold_all(&mut self, ctx: &mut Context<Self>, notice: Option<BackendNotice>) {
+        let (devices, hold_id) = self.holds.begin_hold_all(now_ms());
+        let (redis, node) = (self.redis.clone(), self.node_id.clone());
+        let written = devices.clone();
+        let writing = async move {
             let mut conn = redis.get().await.map_err(|err| err.to_string())?;
-            presence::hold(&mut conn, &node, &accounts, now_ms(), until)
+            presence::hold(&mut conn, &node, &written, hold_id, now_ms())
                 .await
-                .map_err(|err| err.to_string())?;
-            push::renew_online(&mut conn, &devices, now_ms())
-                .await
-                .map_err(|err| err.to_string())?;
-            Ok::<(), String>(())
+                .map_err(|err| err.to_string())
         };
-        ctx.spawn(renewal.into_actor(self).map(move |result, act, ctx| {
-            match result {
-                Ok(()) => {
-                    act.renew_backoff.reset();
-                    act.renew_retry_pending = false;
-                }
-                Err(err) => {
-                    tracing::warn!(%err, "presence renewal failed; retrying");
-                    act.renew_retry_pending = true;
-                    ctx.run_later(act.renew_backoff.next_delay(), |act, ctx| {
-                        act.renew_presence(ctx, None)
-                    });
-                }
+        ctx.spawn(writing.into_actor(self).map(move |result, act, ctx| {
+            for device in &devices {
+                act.hold_ended(device, ctx);
             }
-            // Sessions are told even if the renewal failed: the watch saw Redis answer,
+            if let Err(err) = result {
+                tracing::warn!(%err, "writing presence failed; retrying");
+                ctx.run_later(act.retry_backoff.next_delay(), |act, ctx| {
+                    act.hold_all(ctx, None)
+                });
+            }
+            // Sessions are told even if the write failed: the watch saw Redis answer,
             // and the retry follows shortly.
             if let Some(notice) = notice {
                 act.tell_sessions(notice);
             }
         }));
+    }
+
+    /// A hold write of `device` ended: sends the release that waited for it, if any.
+    fn hold_ended(&mut self, device: &DeviceKey, ctx: &mut Context<Self>) {
+        if let Some(hold_id) = self.holds.hold_ended(device) {
+            self.send_release(device.clone(), hold_id, ctx);
+        }
+    }
+
+    /// Removes the hold `hold_id` of `device` (unless a newer one replaced it).
+    fn send_release(&mut self, device: DeviceKey, hold_id: u64, ctx: &mut Context<Self>) {
+        let (redis, node) = (self.redis.clone(), self.node_id.clone());
+        ctx.spawn(
+            async move {
+                let Ok(mut conn) = redis.get().await else {
+                    return;
+                };
+                let (account, device) = &device;
+                if let Err(err) =
+                    presence::release(&mut conn, &node, account, device, hold_id).await
+                {
+                    tracing::warn!(%err, "presence release failed");
+                }
+            }
+            .into_actor(self),
+        );
     }
 }
 
@@ -326,16 +374,17 @@ impl Actor for Registry {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        self.announce(ctx);
         ctx.run_interval(
-            Duration::from_millis(presence::RENEW_INTERVAL_MS),
-            Self::renew_on_interval,
+            Duration::from_millis(gateways::ANNOUNCE_INTERVAL_MS),
+            Self::announce_on_interval,
         );
         ctx.run_interval(LAGGING_CHECK_INTERVAL, Self::check_lagging);
     }
 }
 
 impl Handler<Register> for Registry {
-    type Result = ResponseFuture<Result<(), redis::RedisError>>;
+    type Result = ResponseActFuture<Self, Result<(), redis::RedisError>>;
 
     fn handle(&mut self, msg: Register, _ctx: &mut Self::Context) -> Self::Result {
         self.accounts
@@ -354,22 +403,18 @@ impl Handler<Register> for Registry {
                     backend: msg.backend,
                 },
             );
-        let until = self.next_hold_until();
-        self.held_until.insert(msg.account.clone(), until);
-        let redis = self.redis.clone();
-        let node = self.node_id.clone();
-        Box::pin(async move {
+        let device: DeviceKey = (msg.account, msg.device_id);
+        let hold_id = self.holds.begin_hold(device.clone(), now_ms());
+        let (redis, node) = (self.redis.clone(), self.node_id.clone());
+        let held = [device.clone()];
+        let writing = async move {
             let mut conn = redis.get().await.map_err(pool_error)?;
-            presence::hold(
-                &mut conn,
-                &node,
-                std::slice::from_ref(&msg.account),
-                now_ms(),
-                until,
-            )
-            .await?;
-            push::mark_online(&mut conn, &msg.account, &msg.device_id, now_ms()).await
-        })
+            presence::hold(&mut conn, &node, &held, hold_id, now_ms()).await
+        };
+        Box::pin(writing.into_actor(self).map(move |result, act, ctx| {
+            act.hold_ended(&device, ctx);
+            result
+        }))
     }
 }
 
@@ -391,43 +436,16 @@ impl Handler<Unregister> for Registry {
             return;
         };
         let device_still_here = sessions.values().any(|s| s.device_id == left.device_id);
-        let account_still_here = !sessions.is_empty();
-        if !device_still_here {
-            let (redis, account) = (self.redis.clone(), msg.account.clone());
-            ctx.spawn(
-                async move {
-                    if let Ok(mut conn) = redis.get().await {
-                        if let Err(err) =
-                            push::mark_offline(&mut conn, &account, &left.device_id).await
-                        {
-                            tracing::warn!(%err, "marking a device offline failed");
-                        }
-                    }
-                }
-                .into_actor(self),
-            );
+        if sessions.is_empty() {
+            self.accounts.remove(&msg.account);
         }
-        if account_still_here {
+        if device_still_here {
             return;
         }
-        self.accounts.remove(&msg.account);
-        let Some(until) = self.held_until.remove(&msg.account) else {
-            return;
-        };
-        let redis = self.redis.clone();
-        let node = self.node_id.clone();
-        ctx.spawn(
-            async move {
-                if let Ok(mut conn) = redis.get().await {
-                    let released =
-                        presence::release_hold(&mut conn, &node, &msg.account, until).await;
-                    if let Err(err) = released {
-                        tracing::warn!(%err, "presence release failed");
-                    }
-                }
-            }
-            .into_actor(self),
-        );
+        let device: DeviceKey = (msg.account, left.device_id);
+        if let Some(hold_id) = self.holds.release(device.clone()) {
+            self.send_release(device, hold_id, ctx);
+        }
     }
 }
 
@@ -474,11 +492,9 @@ impl Handler<BackendNotice> for Registry {
 
     fn handle(&mut self, notice: BackendNotice, ctx: &mut Self::Context) {
         match notice {
-            BackendNotice::Degraded => self.tell_sessions(notice),
-            // Presence may have lapsed (or been lost with the data): hold it again first.
-            BackendNotice::Online | BackendNotice::DataLost(_) => {
-                self.renew_presence(ctx, Some(notice))
-            }
+            BackendNotice::Degraded | BackendNotice::PresenceRestored => self.tell_sessions(notice),
+            // Presence may have been forgotten (or lost with the data): hold it again first.
+            BackendNotice::Online | BackendNotice::DataLost(_) => self.hold_all(ctx, Some(notice)),
         }
     }
 }

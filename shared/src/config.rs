@@ -23,13 +23,22 @@ pub struct ClusterArgs {
     pub partitions: u32,
 
     /// Stable name of this node (defaults to a random one per process).
-    #[arg(long, global = true, env = "IRIS_NODE_ID")]
+    #[arg(long, global = true, env = "IRIS_NODE_ID", value_parser = parse_node_id)]
     pub node_id: Option<String>,
 
     /// How log lines are written to stderr: `text` (human-readable) or `json` (one object per
     /// line, with `trace_id` inside traced spans).
     #[arg(long, global = true, env = "IRIS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+/// A node id names the node in presence, which ends it at a newline.
+fn parse_node_id(value: &str) -> Result<String, String> {
+    if crate::presence::is_valid_node_id(value) {
+        Ok(value.to_owned())
+    } else {
+        Err("a node id must be non-empty and hold no line break".to_owned())
+    }
 }
 
 impl ClusterArgs {

@@ -18,7 +18,7 @@
 //! | `iris:{a:A}:tokens` | set | the token hashes of account A |
 //! | `iris:{a:A}:outbox` | stream | A's never-dropped frames, entry id `<seq>-0` |
 //! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head; `run`: the Redis history that handed seqs out last; `lost`, `lost_floor`: seq ranges its rebases lost (see [`crate::outbox::lost`]) |
-//! | `iris:{a:A}:presence` | zset | gateway node → expiry (ms) of its hold on A's devices |
+//! | `iris:{a:A}:presence` | zset | `<node>\n<device>` → hold id (ms): each device of A with a session on a gateway node (see [`crate::presence`]) |
 //! | `iris:{a:A}:channels` | hash | chat id → channel JSON |
 //! | `iris:{a:A}:devices` | hash | device id → device JSON (name, last seen, node, token id; see [`crate::devices`]) |
 //! | `iris:{a:A}:turn:<p>:<entry>` | hash | effect ordinal → outbox seq, for exactly-once replays |
@@ -39,7 +39,6 @@
 //! | `iris:{a:A}:media:<media_id>` | hash | a stored media item: kind, mime, size, filename, sha256, created_ms |
 //! | `iris:{a:A}:media_ref:<ref>` | string | the media id an upload's `media_ref` names (expires after a day) |
 //! | `iris:{a:A}:push` | hash | device id → push target JSON (`fcm_token`, `ntfy_topic`) |
-//! | `iris:{a:A}:online` | zset | device id → expiry (ms) of its live session (no push while live) |
 //! | `iris:{a:A}:pushed:<device>:<seq>` | string | marker: outbox seq already pushed to the device (expires after a day) |
 //! | `iris:{a:A}:push_window:<device>` | string | worker that pushed the device last, expiring with its rate-limit window |
 //! | `iris:{p:<g>}:in:<p>` | stream | inbound requests of partition p (group [`WORKER_GROUP`]) |
@@ -48,6 +47,7 @@
 //! | `iris:epoch` | string | the cluster epoch: lost data shows as a missing or changed value |
 //! | `iris:{e:<n>}:epoch` | string | on a Redis Cluster, one master's epoch (the first n whose tag hashes into its slots) |
 //! | `iris:workers` | zset | worker node → expiry (ms) of its liveness |
+//! | `iris:gateways` | zset | gateway node → expiry (ms) of its liveness (see [`crate::presence::gateways`]) |
 //! | `iris:leases:released` | pub/sub channel | a worker gave leases up: the others look for free partitions at once |
 //! | `iris:agent` | hash | what the workers' upstream agent can do and the push kind (announced in `hello.ack`; see [`crate::agent_capabilities`]) |
 //! | `iris:node:<id>:deliver` | stream | frames for the devices gateway node `id` holds |
@@ -185,10 +185,6 @@ impl AccountKeys {
     pub fn push_targets(&self) -> String {
         format!("{}:push", self.tag)
     }
-    /// The account's devices with a live session, scored by when that claim expires.
-    pub fn online_devices(&self) -> String {
-        format!("{}:online", self.tag)
-    }
     /// Marker that outbox `seq` was pushed to `device_id` (de-duplicates push jobs).
     pub fn pushed(&self, device_id: &str, seq: u64) -> String {
         format!("{}:pushed:{device_id}:{seq}", self.tag)
@@ -232,6 +228,11 @@ pub fn lease_fence(partition: Partition) -> String {
 /// Live worker nodes.
 pub fn workers() -> String {
     format!("{PREFIX}:workers")
+}
+
+/// Live gateway nodes, with the expiry of their announcement.
+pub fn gateways() -> String {
+    format!("{PREFIX}:gateways")
 }
 
 /// Pub/sub channel on which a worker announces that it gave partition leases up.

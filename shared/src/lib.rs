@@ -15,8 +15,8 @@
 //! - [`delivery`]: entries of the per-gateway-node delivery streams (worker → gateway).
 //! - [`publish`]: writing one chat frame: outbox, then delivery, push job and search entry.
 //! - [`user_message`]: the user's own message of a `message.send`, written at once.
-//! - [`presence`]: which gateway nodes hold devices of an account.
-//! - [`expiring_set`]: sets of claims that expire unless renewed (presence, online devices).
+//! - [`presence`]: which devices of an account have a session on which gateway node, and
+//!   which gateway nodes are live.
 //! - [`tokens`]: device tokens, stored hashed: creation, verification, revocation, listing.
 //! - [`devices`]: the record of each device's last pairing.
 //! - [`pickers`]: open pickers any device can answer, answered at most once.
@@ -49,7 +49,6 @@ pub mod config;
 pub mod consumer_group;
 pub mod delivery;
 pub mod devices;
-pub mod expiring_set;
 pub mod history;
 pub mod inbound;
 pub mod keys;

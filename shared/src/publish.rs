@@ -1,6 +1,6 @@
 //! Writing one frame of a chat: atomically to the account's outbox (seq, fence,
-//! de-duplication, history), then in one round trip its live delivery to the gateway nodes
-//! holding the account's devices, its push job and its search entry.
+//! de-duplication, history), then in one round trip its live delivery to the live gateway
+//! nodes holding the account's devices, its push job and its search entry.
 //!
 //! Workers write every frame of the chats they own this way, fenced by their partition
 //! lease. A gateway writes one kind of frame itself, unfenced: the user's own message of a
@@ -13,6 +13,7 @@ use tracing::Instrument as _;
 use crate::clock::{now_ms, now_us};
 use crate::delivery::{add_publish_to_nodes, RoutedFrame};
 use crate::outbox::{self, Append, AppendOutcome, EffectId};
+use crate::presence;
 use crate::protocol::{MessagePayload, ServerFrame};
 use crate::push::{self, push_for, PushJob};
 use crate::redis_conn::{Connection, PoolError};
@@ -202,8 +203,12 @@ async fn write(
         emitted_us: Some(now_us()),
         ..append.frame
     };
+    let split = conn.live_gateways().split(conn, nodes, now_ms()).await?;
     let mut after = redis::pipe();
-    add_publish_to_nodes(&mut after, &routed, &nodes);
+    add_publish_to_nodes(&mut after, &routed, &split.live);
+    if !split.dead.is_empty() {
+        presence::add_forget_dead(&mut after, &scope.account, &split.dead, now_ms());
+    }
     if let (Some(seq), Some((kind, title, body))) = (seq, push_for(&frame.body)) {
         // Also after `AlreadyWritten`: the dispatcher pushes each (device, seq) once.
         let job = PushJob {

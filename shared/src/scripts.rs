@@ -17,9 +17,12 @@ pub static OUTBOX_WINDOW: LazyLock<Script> =
 /// Takes or extends a partition lease, issuing a fencing token.
 pub static LEASE_ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/lease_acquire.lua")));
-/// Removes a node's presence hold only if it is still the hold the release was decided on.
+/// Removes a device's presence hold only if no newer hold replaced it.
 pub static PRESENCE_RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/presence_release.lua")));
+/// Forgets the presence holds of gateway nodes that stopped announcing themselves.
+/// (Sent as `EVAL` from pipelines: it is rare, and needs no script loaded.)
+pub const PRESENCE_FORGET_SOURCE: &str = include_str!("scripts/presence_forget.lua");
 /// Extends a held partition lease.
 pub static LEASE_RENEW: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/lease_renew.lua")));

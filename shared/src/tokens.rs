@@ -158,7 +158,7 @@ async fn disconnect<C: ConnectionLike + Send>(
     account: &str,
     token_hash: &str,
 ) -> Result<(), TokenError> {
-    let nodes = presence::nodes(conn, account, now_ms()).await?;
+    let nodes = presence::nodes(conn, account).await?;
     delivery::announce_revoked_token(conn, account, token_hash, &nodes).await?;
     forget_push_targets(conn, account, id_of(token_hash)).await
 }

@@ -1,4 +1,4 @@
-//! Integration tests of the push helpers (targets, online devices, jobs stream, sent
+//! Integration tests of the push helpers (targets, jobs stream, sent
 //! markers) against a private, real `redis-server`.
 
 mod support;
@@ -10,14 +10,11 @@ use std::collections::{HashMap, HashSet};
 
 use iris_shared::keys::{self, AccountKeys};
 use iris_shared::push::{
-    claim_send, enqueue, mark_offline, mark_online, online_devices, remove_target, set_target,
-    targets, PushJob, PushKind, PushTarget, ONLINE_TTL_MS,
+    claim_send, enqueue, remove_target, set_target, targets, PushJob, PushKind, PushTarget,
 };
 use redis::streams::StreamRangeReply;
 
 const ACCOUNT: &str = "alice";
-/// A fixed "now" for the online set: its scores are absolute times.
-const NOW_MS: u64 = 1_700_000_000_000;
 
 fn target(fcm: Option<&str>, ntfy: Option<&str>) -> PushTarget {
     PushTarget {
@@ -35,13 +32,13 @@ fn push_keys_carry_the_account_hash_tag() {
     let keys = AccountKeys::new(ACCOUNT);
     for key in [
         keys.push_targets(),
-        keys.online_devices(),
+        keys.presence(),
         keys.pushed("phone-1", 42),
     ] {
         assert!(key.starts_with("iris:{a:alice}:"), "{key}");
     }
     assert_eq!(keys.push_targets(), "iris:{a:alice}:push");
-    assert_eq!(keys.online_devices(), "iris:{a:alice}:online");
+    assert_eq!(keys.presence(), "iris:{a:alice}:presence");
     assert_eq!(
         keys.pushed("phone-1", 42),
         "iris:{a:alice}:pushed:phone-1:42"
@@ -185,91 +182,6 @@ async fn unreadable_stored_targets_are_skipped() {
         .await
         .unwrap();
     assert_eq!(stored(&mut conn).await["broken"], target(None, Some("t")));
-}
-
-#[tokio::test]
-async fn devices_are_online_until_marked_offline_or_expired() {
-    let redis = Redis::start();
-    let mut conn = redis.connect().await;
-    let online = |set: &[&str]| set.iter().map(|d| (*d).to_owned()).collect::<HashSet<_>>();
-
-    mark_online(&mut conn, ACCOUNT, "phone", NOW_MS)
-        .await
-        .unwrap();
-    mark_online(&mut conn, ACCOUNT, "tablet", NOW_MS + 5_000)
-        .await
-        .unwrap();
-    assert_eq!(
-        online_devices(&mut conn, ACCOUNT, NOW_MS + 1)
-            .await
-            .unwrap(),
-        online(&["phone", "tablet"])
-    );
-
-    // The phone's claim runs out ONLINE_TTL_MS after its last renewal.
-    let phone_expiry = NOW_MS + ONLINE_TTL_MS;
-    assert_eq!(
-        online_devices(&mut conn, ACCOUNT, phone_expiry - 1)
-            .await
-            .unwrap(),
-        online(&["phone", "tablet"])
-    );
-    assert_eq!(
-        online_devices(&mut conn, ACCOUNT, phone_expiry)
-            .await
-            .unwrap(),
-        online(&["tablet"])
-    );
-
-    // Renewing extends it.
-    mark_online(&mut conn, ACCOUNT, "phone", NOW_MS + 10_000)
-        .await
-        .unwrap();
-    assert_eq!(
-        online_devices(&mut conn, ACCOUNT, phone_expiry)
-            .await
-            .unwrap(),
-        online(&["phone", "tablet"])
-    );
-
-    mark_offline(&mut conn, ACCOUNT, "tablet").await.unwrap();
-    assert_eq!(
-        online_devices(&mut conn, ACCOUNT, NOW_MS + 1)
-            .await
-            .unwrap(),
-        online(&["phone"])
-    );
-    assert!(online_devices(&mut conn, "bob", NOW_MS)
-        .await
-        .unwrap()
-        .is_empty());
-}
-
-#[tokio::test]
-async fn marking_online_drops_expired_members_and_bounds_the_key() {
-    let redis = Redis::start();
-    let mut conn = redis.connect().await;
-    let key = AccountKeys::new(ACCOUNT).online_devices();
-    mark_online(&mut conn, ACCOUNT, "old", NOW_MS)
-        .await
-        .unwrap();
-    mark_online(&mut conn, ACCOUNT, "new", NOW_MS + ONLINE_TTL_MS + 1)
-        .await
-        .unwrap();
-    let members: Vec<String> = redis::cmd("ZRANGE")
-        .arg(&key)
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert_eq!(members, vec!["new".to_owned()]);
-    let ttl_ms: i64 = redis::cmd("PTTL")
-        .arg(&key)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert!(ttl_ms > 0, "the online set expires on its own");
 }
 
 #[tokio::test]

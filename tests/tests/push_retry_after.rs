@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use iris_tests::cluster::Cluster;
-use iris_tests::cluster_spec::ClusterSpec;
+use iris_tests::cluster_spec::{gateway_node_id, ClusterSpec};
 use iris_tests::http_recorder::{Answer, HttpRecorder, RecordedRequest};
 use iris_tests::resp::Reply;
 use iris_tests::scratch_dir::ScratchDir;
@@ -64,10 +64,11 @@ async fn push_to_an_offline_device(cluster: &Cluster, push_target: serde_json::V
         .await;
     phone.recv_until("hello.ack").await;
     phone.close().await;
-    let online = iris_shared::keys::AccountKeys::new(ACCOUNT).online_devices();
+    let presence = iris_shared::keys::AccountKeys::new(ACCOUNT).presence();
+    let held = iris_shared::presence::member(&gateway_node_id(0), "phone-1");
     let deadline = std::time::Instant::now() + PUSH_TIMEOUT;
     while cluster
-        .redis_command(&["ZSCORE", &online, "phone-1"])
+        .redis_command(&["ZSCORE", &presence, &held])
         .unwrap()
         != Reply::Nil
     {

@@ -6,8 +6,8 @@
 //!
 //! - [`target`]: where each device wants to be pushed (`iris:{a:A}:push`, device → JSON),
 //!   written by gateways from `hello` and `fcm.register`.
-//! - [`online`]: which devices have a live session right now (`iris:{a:A}:online`); those
-//!   are never pushed. Gateways renew it while a session lives.
+//! - A device with a session on a live gateway node is never pushed: see
+//!   [`crate::presence::online_devices`].
 //! - [`for_frame`]: which written frames push, with what title and body.
 //! - [`job`]: the push jobs stream `iris:push:jobs`, appended by workers after outboxing a
 //!   frame worth a notification and read by the dispatchers with group [`PUSH_GROUP`]
@@ -23,16 +23,12 @@
 pub mod for_frame;
 pub mod job;
 pub mod job_group;
-pub mod online;
 pub mod sent;
 pub mod target;
 pub mod window;
 
 pub use for_frame::push_for;
 pub use job::{enqueue, enqueue_command, PushJob, PushKind, PUSH_GROUP, PUSH_JOBS_MAX_LEN};
-pub use online::{
-    mark_offline, mark_online, online_devices, renew_online, ONLINE_RENEW_MS, ONLINE_TTL_MS,
-};
 pub use sent::{claim_send, PUSHED_TTL_SECS};
 pub use target::{remove_target, set_target, targets, PushTarget};
 pub use window::claim_window;

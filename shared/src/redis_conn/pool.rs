@@ -1,11 +1,16 @@
 //! The pool of connections for ordinary (non-blocking) commands, and its connections:
 //! each knows its server, is handed out only while that server is still the master, and
-//! sends a command a demoted master refused again to the new master.
+//! sends a command a demoted master refused again to the new master. The pool also carries
+//! the process's view of the live gateway nodes behind that Redis
+//! ([`LiveGateways`], shared by all its connections).
 
 use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 
 use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
 use redis::aio::ConnectionLike;
+
+use crate::presence::gateways::LiveGateways;
 
 use super::{
     Link, RedisConnError, RedisEndpoint, Refusal, COMMAND_TIMEOUT, CONNECT_TIMEOUT, FOLLOW_TIMEOUT,
@@ -25,6 +30,7 @@ pub struct TrackedConnection {
     /// A command failed on the link itself (dropped, timed out): the pool discards it.
     broken: bool,
     endpoint: RedisEndpoint,
+    live_gateways: Arc<LiveGateways>,
 }
 
 impl TrackedConnection {
@@ -68,6 +74,7 @@ impl TrackedConnection {
 /// Creates and re-checks pooled connections.
 pub struct Manager {
     endpoint: RedisEndpoint,
+    live_gateways: Arc<LiveGateways>,
 }
 
 impl managed::Manager for Manager {
@@ -83,6 +90,7 @@ impl managed::Manager for Manager {
             demoted: false,
             broken: false,
             endpoint: self.endpoint.clone(),
+            live_gateways: self.live_gateways.clone(),
         })
     }
 
@@ -118,6 +126,13 @@ impl managed::Manager for Manager {
 /// A connection taken from the [`Pool`]; goes back when dropped (unless it was demoted).
 pub struct Connection {
     object: managed::Object<Manager>,
+}
+
+impl Connection {
+    /// The live gateway nodes as this process last saw them on this connection's Redis.
+    pub fn live_gateways(&self) -> Arc<LiveGateways> {
+        self.object.live_gateways.clone()
+    }
 }
 
 impl From<managed::Object<Manager>> for Connection {
@@ -188,6 +203,7 @@ pub type PoolError = managed::PoolError<redis::RedisError>;
 pub fn pool(endpoint: &RedisEndpoint) -> Result<Pool, RedisConnError> {
     Pool::builder(Manager {
         endpoint: endpoint.clone(),
+        live_gateways: Arc::default(),
     })
     .max_size(POOL_SIZE)
     .wait_timeout(Some(COMMAND_TIMEOUT))

@@ -30,7 +30,7 @@
 --
 -- Returns {status, seq, node...}: status 1 = written, 2 = already written by an earlier
 -- attempt (seq is that attempt's), 0 = fenced off (a newer owner wrote for this chat; seq 0).
--- The nodes are the gateway nodes currently holding the account's devices.
+-- The nodes are the gateway nodes with a hold on the account's devices, live or not.
 local outbox, meta, effects, fence_key, presence, history =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local fence, effect_id, frame, origin, request_id, target =
@@ -94,9 +94,15 @@ if fence then
   end
 end
 
-local reply = {1, 0}
-for _, node in ipairs(redis.call('ZRANGEBYSCORE', presence, now, '+inf')) do
-  reply[#reply + 1] = node
+-- The nodes holding the account's devices, each once (members are '<node>\n<device>'); the
+-- writer keeps the live ones.
+local reply, listed = {1, 0}, {}
+for _, member in ipairs(redis.call('ZRANGE', presence, 0, -1)) do
+  local node = string.match(member, '^([^\n]*)')
+  if not listed[node] then
+    listed[node] = true
+    reply[#reply + 1] = node
+  end
 end
 
 if effect_id ~= '' then

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use iris_shared::clock::now_ms;
+use iris_shared::presence;
 use iris_shared::push::{self, PushJob, PushTarget};
 use iris_shared::redis_conn::Pool;
 use iris_shared::redis_conn::RedisConnError;
@@ -98,7 +99,8 @@ impl Fanout {
             if targets.is_empty() {
                 return Ok(report);
             }
-            let online = push::online_devices(&mut conn, &job.account, now_ms()).await?;
+            let live = conn.live_gateways();
+            let online = presence::online_devices(&mut conn, &live, &job.account, now_ms()).await?;
             let mut recipients = Vec::new();
             for (device, target) in targets {
                 if online.contains(&device) {

@@ -138,7 +138,9 @@ impl Harness {
     }
 
     async fn online(&mut self, device: &str) {
-        push::mark_online(&mut self.conn, ACCOUNT, device, now_ms())
+        // A session on a live gateway node, as a gateway records it.
+        let holds = [(ACCOUNT.to_owned(), device.to_owned())];
+        iris_shared::presence::hold(&mut self.conn, "gateway-1", &holds, now_ms(), now_ms())
             .await
             .unwrap();
     }
