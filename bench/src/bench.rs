@@ -79,6 +79,9 @@ impl Bench {
         if let Some(redis_cpu) = cost.redis_cpu_s {
             result.put("redis_cpu_s", redis_cpu.into());
         }
+        if let Some(by_command) = cost.redis_by_command.as_ref().filter(|_| frames > 0) {
+            result.put("redis_commands", by_command.per_frame(frames));
+        }
         if let Some(shards) = cost.redis_shards.as_ref().filter(|s| !s.shards.is_empty()) {
             result.put("redis_shard_count", shards.shards.len().into());
             if let Some(spread) = shards.commands_spread() {

@@ -1,11 +1,12 @@
 //! What a stretch of load cost the cluster: scrapes taken before and after it (gateway
-//! resident memory and CPU, worker CPU, Redis commands and CPU of every master, the
-//! gateways' delivery latency histogram, the workers' inbound lag histogram) and their
-//! differences.
+//! resident memory and CPU, worker CPU, Redis commands (in all and by command) and CPU of
+//! every master, the gateways' delivery latency histogram, the workers' inbound lag
+//! histogram) and their differences.
 
 use std::time::Instant;
 
 use crate::cluster::Cluster;
+use crate::command_mix::CommandMix;
 use crate::metrics_scrape::{add_buckets, bucket_delta, bucket_quantile, MetricsPage};
 use crate::redis_probe::{RedisCounters, RedisProbe};
 use crate::shard_costs::ShardWindow;
@@ -76,6 +77,8 @@ pub struct CostDelta {
     pub worker_cpu_s: f64,
     pub redis_commands: Option<f64>,
     pub redis_cpu_s: Option<f64>,
+    /// Calls of each command, all masters together.
+    pub redis_by_command: Option<CommandMix>,
     /// Each master's share, on a Redis Cluster.
     pub redis_shards: Option<ShardWindow>,
     delivery_buckets: Vec<(f64, f64)>,
@@ -93,6 +96,7 @@ impl CostDelta {
             worker_cpu_s: after.worker_cpu_s - before.worker_cpu_s,
             redis_commands: redis.map(|(b, a)| a.commands() - b.commands()),
             redis_cpu_s: redis.map(|(b, a)| a.cpu_seconds() - b.cpu_seconds()),
+            redis_by_command: redis.map(|(b, a)| a.by_command.since(&b.by_command)),
             redis_shards: redis
                 .filter(|(_, a)| a.cluster)
                 .map(|(b, a)| ShardWindow::between(seconds, &b.shards, &a.shards)),
@@ -112,6 +116,10 @@ impl CostDelta {
             .zip(other.redis_commands)
             .map(|(a, b)| a + b);
         self.redis_cpu_s = self.redis_cpu_s.zip(other.redis_cpu_s).map(|(a, b)| a + b);
+        match (&mut self.redis_by_command, &other.redis_by_command) {
+            (Some(mine), Some(theirs)) => mine.add(theirs),
+            (mine, _) => *mine = None,
+        }
         match (&mut self.redis_shards, &other.redis_shards) {
             (Some(mine), Some(theirs)) => mine.add(theirs),
             (mine, _) => *mine = None,

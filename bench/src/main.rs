@@ -6,6 +6,7 @@ mod bench;
 mod client;
 mod cluster;
 mod cluster_nodes;
+mod command_mix;
 mod cost_window;
 mod devices;
 mod frame_head;

@@ -1,5 +1,5 @@
-//! What the bench reads from the cluster's Redis itself: `INFO` (commands processed, CPU)
-//! of every master for the cost columns and the per-shard figures, an account's outbox
+//! What the bench reads from the cluster's Redis itself: `INFO` (commands processed, each
+//! command's calls, CPU) of every master for the cost columns and the per-shard figures, an account's outbox
 //! seqs (the truth a reconnect or replay is checked against) and a partition's lease
 //! holder (which worker owns a chat). It talks through the store's own [`Link`], so keyed
 //! reads reach the right master of a Redis Cluster as the nodes' do.
@@ -16,6 +16,7 @@ use redis::streams::StreamRangeReply;
 use redis::Value;
 
 use crate::cluster_nodes;
+use crate::command_mix::CommandMix;
 use crate::shard_costs::ShardCounters;
 
 /// How long one of the probe's commands may take.
@@ -27,6 +28,8 @@ pub struct RedisCounters {
     /// Whether Redis is a Cluster (whose shards the report lists).
     pub cluster: bool,
     pub shards: Vec<ShardCounters>,
+    /// Calls of each command, all masters together.
+    pub by_command: CommandMix,
 }
 
 impl RedisCounters {
@@ -70,6 +73,7 @@ impl RedisProbe {
                 Ok(RedisCounters {
                     cluster: false,
                     shards: vec![shard_counters("redis", 0, &info)],
+                    by_command: CommandMix::parse(&info),
                 })
             }
             Link::Cluster(conn) => cluster_counters(conn.clone()).await,
@@ -151,9 +155,14 @@ async fn cluster_counters(mut conn: ClusterConnection) -> Result<RedisCounters> 
         })
         .collect();
     shards.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.node.cmp(&y.node)));
+    let mut by_command = CommandMix::default();
+    for (_, text) in &infos {
+        by_command.add(&CommandMix::parse(text));
+    }
     Ok(RedisCounters {
         cluster: true,
         shards: shards.into_iter().map(|(_, shard)| shard).collect(),
+        by_command,
     })
 }
 
@@ -191,6 +200,7 @@ mod tests {
         let counters = RedisCounters {
             cluster: true,
             shards: vec![shard.clone(), shard],
+            by_command: CommandMix::default(),
         };
         assert_eq!(counters.commands(), 2468.0);
         assert_eq!(counters.cpu_seconds(), 7.5);

@@ -17,11 +17,11 @@
 //! | `iris:token:<sha256>` | hash | a device token's account, label, creation time (see [`crate::tokens`]) |
 //! | `iris:{a:A}:tokens` | set | the token hashes of account A |
 //! | `iris:{a:A}:outbox` | stream | A's never-dropped frames, entry id `<seq>-0` |
-//! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head; `run`: the Redis history that handed seqs out last; `lost`, `lost_floor`: seq ranges its rebases lost (see [`crate::outbox::lost`]) |
+//! | `iris:{a:A}:outbox:meta` | hash | `seq`: the outbox head; `run`: the Redis history that handed seqs out last; `lost`, `lost_floor`: seq ranges its rebases lost (see [`crate::outbox::lost`]); `exp`, `hx:<chat>`: when the expiries of the outbox and of a chat's history were last renewed |
 //! | `iris:{a:A}:presence` | zset | `<node>\n<device>` → hold id (ms): each device of A with a session on a gateway node (see [`crate::presence`]) |
 //! | `iris:{a:A}:channels` | hash | chat id → channel JSON |
 //! | `iris:{a:A}:devices` | hash | device id → device JSON (name, last seen, node, token id; see [`crate::devices`]) |
-//! | `iris:{a:A}:turn:<p>:<entry>` | hash | effect ordinal → outbox seq, for exactly-once replays |
+//! | `iris:{a:A}:turn:<p>:<entry>` | hash | effect ordinal → outbox seq, for exactly-once replays (`_ttl`: its expiry is set) |
 //! | `iris:{a:A}:fence:<chat>` | string | highest fencing token that wrote for the chat |
 //! | `iris:{a:A}:history:<chat>` | stream | the chat's finished messages |
 //! | `iris:{a:A}:settings:<chat>` | hash | the chat's model, reasoning display, conversation start |

@@ -31,8 +31,12 @@ pub use window::{window, OutboxWindow, SyncPlan};
 
 /// Entries an outbox keeps (at least; trimming is approximate).
 pub const OUTBOX_MAX_LEN: u64 = 10_000;
-/// An outbox, its head and its history disappear after this long without a write.
+/// An outbox, its head and its history disappear after at least this long without a write
+/// (at most [`EXPIRY_RENEWAL_SECS`] longer).
 pub const OUTBOX_RETENTION_SECS: u64 = 30 * 24 * 3600;
+/// How often an append renews the expiries of the outbox, its meta and a chat's history
+/// (not on every append: each renewal sets the retention plus this).
+pub const EXPIRY_RENEWAL_SECS: u64 = 24 * 3600;
 /// How long a turn's written effects are remembered for de-duplicating a replayed turn.
 pub const TURN_EFFECTS_TTL_SECS: u64 = 7 * 24 * 3600;
 /// Entries read per round trip when replaying.
@@ -239,6 +243,7 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(frame.trace_parent.as_deref().unwrap_or(""))
         .arg(REBASE_JUMP)
         .arg(LOST_RANGES_KEPT)
+        .arg(EXPIRY_RENEWAL_SECS)
         .invoke_async(conn)
         .await?;
     let number = |index: usize| -> u64 {

@@ -18,6 +18,14 @@
 -- ARGV[14] message id of the history entry              ARGV[15] chat id
 -- ARGV[16] W3C traceparent of the writer's span ('' = not traced)
 -- ARGV[17] least jump of a rebase                   ARGV[18] lost ranges kept
+-- ARGV[19] how often (s) the expiries of the outbox, its meta and a history are renewed
+--
+-- Expiries are renewed when due, not on every append: each renewal sets retention +
+-- ARGV[19] and stamps the meta (field exp, and hx:<chat> for a chat's history) with the
+-- writer's clock, so a key outlives its last write by at least the retention. A stream
+-- that does not exist yet (a new outbox, a deleted chat's history) is created with its
+-- expiry. The turn effects hash gets its expiry once, when its first effect is recorded
+-- (field _ttl marks it).
 --
 -- One seq names one frame, forever. The meta records which Redis history handed out its
 -- seqs (field run). When another one appends (a promoted replica that may lack the tail
@@ -39,6 +47,28 @@ local max_len, now, history_entry, seq_base = ARGV[7], ARGV[8], ARGV[9], ARGV[10
 local effects_ttl, retention, outboxed = ARGV[11], ARGV[12], ARGV[13] == '1'
 local messages, message_id, chat_id = KEYS[7], ARGV[14], ARGV[15]
 local traceparent, jump, ranges_kept = ARGV[16], tonumber(ARGV[17]), tonumber(ARGV[18])
+local renew_every = tonumber(ARGV[19])
+local kept_for = tonumber(retention) + renew_every
+local now_ms = tonumber(now)
+local history_stamp = 'hx:' .. chat_id
+
+-- Whether an expiry stamped at `stamp` (ms, nil = never) is due for renewal.
+local function due(stamp)
+  return not stamp or math.abs(now_ms - tonumber(stamp)) >= renew_every * 1000
+end
+
+-- XADD to `stream` without creating it; creates it with its expiry if it did not exist.
+-- Returns the entry id and whether the stream was created.
+local function append_entry(stream, id, fields)
+  local entry_id = redis.call('XADD', stream, 'NOMKSTREAM', 'MAXLEN', '~', max_len, id,
+    unpack(fields))
+  if entry_id then
+    return entry_id, false
+  end
+  entry_id = redis.call('XADD', stream, 'MAXLEN', '~', max_len, id, unpack(fields))
+  redis.call('EXPIRE', stream, kept_for)
+  return entry_id, true
+end
 
 -- The Redis history this script runs in, to tell whether another one handed out the seqs:
 -- the master's replication id (INFO replication, about 3.5 us in a script). It changes when
@@ -105,17 +135,26 @@ for _, member in ipairs(redis.call('ZRANGE', presence, 0, -1)) do
   end
 end
 
+local effects_marked = true
 if effect_id ~= '' then
-  local seen = redis.call('HGET', effects, effect_id)
-  if seen then
-    reply[1], reply[2] = 2, tonumber(seen)
+  local seen = redis.call('HMGET', effects, effect_id, '_ttl')
+  if seen[1] then
+    reply[1], reply[2] = 2, tonumber(seen[1])
     return reply
   end
+  effects_marked = seen[2] ~= false
 end
 
+-- The meta's fields this append needs, in one read: run (outboxed frames) and the expiry
+-- stamps of the outbox and of the chat's history.
+local fields = {}
+if outboxed or history_entry ~= '' then
+  fields = redis.call('HMGET', meta, 'run', 'exp', history_stamp)
+end
+local stamps = {}
+
 if outboxed then
-  -- One HGET in the steady state (the seq is read only to rebase).
-  local recorded = redis.call('HGET', meta, 'run') or ''
+  local recorded = fields[1] or ''
   local here = history_here()
   if recorded == '' then
     -- A new outbox, or one written before histories were recorded: nothing to compare.
@@ -129,23 +168,40 @@ if outboxed then
   if traceparent ~= '' then
     entry[#entry + 1], entry[#entry + 2] = 'tp', traceparent
   end
-  redis.call('XADD', outbox, 'MAXLEN', '~', max_len, string.format('%.0f-0', seq),
-    unpack(entry))
-  redis.call('EXPIRE', outbox, retention)
-  redis.call('EXPIRE', meta, retention)
+  local _, created = append_entry(outbox, string.format('%.0f-0', seq), entry)
+  if created or due(fields[2]) then
+    if not created then
+      redis.call('EXPIRE', outbox, kept_for)
+    end
+    stamps[#stamps + 1], stamps[#stamps + 2] = 'exp', now
+  end
   reply[2] = seq
 end
 
 if history_entry ~= '' then
-  local entry_id = redis.call('XADD', history, 'MAXLEN', '~', max_len, '*', 'm', history_entry)
-  redis.call('EXPIRE', history, retention)
+  local entry_id, created = append_entry(history, '*', {'m', history_entry})
+  if created or due(fields[3]) then
+    if not created then
+      redis.call('EXPIRE', history, kept_for)
+    end
+    stamps[#stamps + 1], stamps[#stamps + 2] = history_stamp, now
+  end
   if message_id ~= '' then
     redis.call('HSET', messages, message_id, chat_id .. '|' .. entry_id)
   end
 end
 
+if #stamps > 0 then
+  redis.call('HSET', meta, unpack(stamps))
+  redis.call('EXPIRE', meta, kept_for)
+end
+
 if effect_id ~= '' then
-  redis.call('HSET', effects, effect_id, reply[2])
-  redis.call('EXPIRE', effects, effects_ttl)
+  if effects_marked then
+    redis.call('HSET', effects, effect_id, reply[2])
+  else
+    redis.call('HSET', effects, effect_id, reply[2], '_ttl', '1')
+    redis.call('EXPIRE', effects, effects_ttl)
+  end
 end
 return reply
