@@ -110,7 +110,7 @@ pub async fn get<C: ConnectionLike + Send>(
 }
 
 /// Removes chat `chat_id` and what is kept for it: its channel, history, settings and
-/// read marker (its search entries are [`crate::search`]'s to remove).
+/// read marker, its history's renewal stamp (its search entries are [`crate::search`]'s to remove).
 pub async fn delete<C: ConnectionLike + Send>(
     conn: &mut C,
     account: &str,
@@ -129,6 +129,10 @@ pub async fn delete<C: ConnectionLike + Send>(
         .cmd("HDEL")
         .arg(keys.reads())
         .arg(chat_id)
+        .ignore()
+        .cmd("HDEL")
+        .arg(keys.outbox_meta())
+        .arg(AccountKeys::history_renewed_field(chat_id))
         .ignore()
         .query_async(conn)
         .await

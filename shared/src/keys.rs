@@ -120,6 +120,10 @@ impl AccountKeys {
     pub fn history(&self, chat_id: &str) -> String {
         format!("{}:history:{chat_id}", self.tag)
     }
+    /// The outbox meta's field stamping when `chat_id`'s history expiry was last renewed.
+    pub fn history_renewed_field(chat_id: &str) -> String {
+        format!("hx:{chat_id}")
+    }
     /// Settings of `chat_id` (model, reasoning display, where the conversation starts).
     pub fn chat_settings(&self, chat_id: &str) -> String {
         format!("{}:settings:{chat_id}", self.tag)

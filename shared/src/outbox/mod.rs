@@ -244,6 +244,7 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(REBASE_JUMP)
         .arg(LOST_RANGES_KEPT)
         .arg(EXPIRY_RENEWAL_SECS)
+        .arg(AccountKeys::history_renewed_field(&request.chat_id))
         .invoke_async(conn)
         .await?;
     let number = |index: usize| -> u64 {

@@ -19,9 +19,10 @@
 -- ARGV[16] W3C traceparent of the writer's span ('' = not traced)
 -- ARGV[17] least jump of a rebase                   ARGV[18] lost ranges kept
 -- ARGV[19] how often (s) the expiries of the outbox, its meta and a history are renewed
+-- ARGV[20] the meta field stamping the chat history's renewal
 --
 -- Expiries are renewed when due, not on every append: each renewal sets retention +
--- ARGV[19] and stamps the meta (field exp, and hx:<chat> for a chat's history) with the
+-- ARGV[19] and stamps the meta (field exp, and ARGV[20] for a chat's history) with the
 -- writer's clock, so a key outlives its last write by at least the retention. A stream
 -- that does not exist yet (a new outbox, a deleted chat's history) is created with its
 -- expiry. The turn effects hash gets its expiry once, when its first effect is recorded
@@ -50,7 +51,7 @@ local traceparent, jump, ranges_kept = ARGV[16], tonumber(ARGV[17]), tonumber(AR
 local renew_every = tonumber(ARGV[19])
 local kept_for = tonumber(retention) + renew_every
 local now_ms = tonumber(now)
-local history_stamp = 'hx:' .. chat_id
+local history_stamp = ARGV[20]
 
 -- Whether an expiry stamped at `stamp` (ms, nil = never) is due for renewal.
 local function due(stamp)
