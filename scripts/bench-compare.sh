@@ -4,12 +4,14 @@
 # one right after the other, and prints both with their ratios; writes
 # bench/results/<date>.json and .md.
 #
-#   scripts/bench-compare.sh [SCENARIOS...]   (default: idle chat fanout reconnect-storm replay)
+#   scripts/bench-compare.sh [SCENARIOS...]   (default: idle chat busy fanout reconnect-storm replay)
 #
 # Environment:
 #   CONNECTIONS (10000)     idle connections, on ONE gateway (20000 open files per process here)
 #   STORM_CONNECTIONS (2000) reconnect-storm clients, STORM_RATE (200) publishes/s during it
 #   HOLD (10) DURATION (10) ACCOUNTS (50) DEVICES (2) CHAT_RATE (1, per account/s)
+#   BUSY_ACCOUNTS (200)     busy: chat at CHAT_RATE with each side's slow agent (turns of
+#                           1.5 s or more: iris-bench's and bench.js's busy defaults)
 #   FANOUT_ACCOUNTS (100) FANOUT_DEVICES (5) FANOUT_RATE (1000, publishes/s)
 #   STORM_QUIET (1)         also run the Socket.IO storm with publishing stopped at the drop
 #                           (reconnect-storm-quiet; Socket.IO only: see docs/performance.md)
@@ -23,7 +25,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sio="$root/bench/socketio"
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(idle chat fanout reconnect-storm replay)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(idle chat busy fanout reconnect-storm replay)
 
 CONNECTIONS=${CONNECTIONS:-10000}
 STORM_CONNECTIONS=${STORM_CONNECTIONS:-2000}
@@ -33,6 +35,7 @@ DURATION=${DURATION:-10}
 ACCOUNTS=${ACCOUNTS:-50}
 DEVICES=${DEVICES:-2}
 CHAT_RATE=${CHAT_RATE:-1}
+BUSY_ACCOUNTS=${BUSY_ACCOUNTS:-200}
 FANOUT_ACCOUNTS=${FANOUT_ACCOUNTS:-100}
 FANOUT_DEVICES=${FANOUT_DEVICES:-5}
 FANOUT_RATE=${FANOUT_RATE:-1000}
@@ -56,6 +59,7 @@ scenario_args() {
   case "$1" in
     idle) echo "--connections $CONNECTIONS --hold $HOLD" ;;
     chat) echo "--accounts $ACCOUNTS --devices $DEVICES --rate $CHAT_RATE --duration $DURATION" ;;
+    busy) echo "--accounts $BUSY_ACCOUNTS --devices $DEVICES --rate $CHAT_RATE --duration $DURATION" ;;
     fanout) echo "--accounts $FANOUT_ACCOUNTS --devices $FANOUT_DEVICES --rate $FANOUT_RATE --duration $DURATION" ;;
     reconnect-storm) echo "--connections $STORM_CONNECTIONS --rate $STORM_RATE" ;;
     replay) echo "" ;;
@@ -90,5 +94,5 @@ for scenario in "${scenarios[@]}"; do
 done
 
 mkdir -p "$root/bench/results"
-note="Scenarios: ${scenarios[*]}. Parameters: CONNECTIONS=$CONNECTIONS STORM_CONNECTIONS=$STORM_CONNECTIONS STORM_RATE=$STORM_RATE HOLD=$HOLD DURATION=$DURATION ACCOUNTS=$ACCOUNTS DEVICES=$DEVICES CHAT_RATE=$CHAT_RATE FANOUT_ACCOUNTS=$FANOUT_ACCOUNTS FANOUT_DEVICES=$FANOUT_DEVICES FANOUT_RATE=$FANOUT_RATE EXTRA_ARGS=${EXTRA_ARGS:-}."
+note="Scenarios: ${scenarios[*]}. Parameters: CONNECTIONS=$CONNECTIONS STORM_CONNECTIONS=$STORM_CONNECTIONS STORM_RATE=$STORM_RATE HOLD=$HOLD DURATION=$DURATION ACCOUNTS=$ACCOUNTS DEVICES=$DEVICES CHAT_RATE=$CHAT_RATE BUSY_ACCOUNTS=$BUSY_ACCOUNTS FANOUT_ACCOUNTS=$FANOUT_ACCOUNTS FANOUT_DEVICES=$FANOUT_DEVICES FANOUT_RATE=$FANOUT_RATE EXTRA_ARGS=${EXTRA_ARGS:-}."
 node "$sio/compare.js" "${iris_files[@]}" "${sio_files[@]}" --out "$root/bench/results/$stamp" --note "$note"

@@ -1,4 +1,4 @@
-// The Socket.IO load client: runs iris-bench's scenarios (idle, chat, fanout,
+// The Socket.IO load client: runs iris-bench's scenarios (idle, chat, busy, fanout,
 // reconnect-storm, replay) against the baseline cluster with the same parameters and writes
 // the same JSON objects ("system":"socketio"). By default it spawns its own cluster
 // (private redis-server, --gateways server.js, --workers worker.js).
@@ -11,6 +11,7 @@ const { table, writeJson } = require("./lib/report");
 const scenarios = {
   idle: require("./scenarios/idle"),
   chat: require("./scenarios/chat"),
+  busy: require("./scenarios/chat").busy,
   fanout: require("./scenarios/fanout"),
   "reconnect-storm": require("./scenarios/reconnect-storm"),
   replay: require("./scenarios/replay"),
@@ -18,12 +19,13 @@ const scenarios = {
 
 const usage = `usage: node bench.js <${Object.keys(scenarios).join("|")}|all> [options]
   --gateways N (2)  --workers N (1)  --connections N (idle 10000, reconnect-storm 2000)
-  --hold SECS (10)  --accounts A (chat 50, fanout 100)  --devices D (2, fanout 5)  --rate R (chat: per account/s 1,
+  --hold SECS (10)  --accounts A (chat 50, busy 200, fanout 100)  --devices D (2, fanout 5)  --rate R (chat: per account/s 1,
   fanout: total publishes/s 1000, reconnect-storm: 200)  --duration SECS (10)  --frames N (10000)
   --repeats N (3)  --away-ms MS (0)  --storm-timeout SECS (60)
   --quiet-reconnect (reconnect-storm stops publishing at the drop)  --json FILE  --keep-logs
   --recovery-ms MS (120000)  --recovery-runs-auth  --stream-maxlen N (100000)
   --ping-interval-ms MS (15000, as IRIS_HEARTBEAT_INTERVAL_MS)
+  --echo-delay-ms MS (0, busy 1500: the worker's pause before it answers)
   existing cluster: --gateway URL (repeatable) --redis URL --admin-key K`;
 
 const defaults = {
@@ -56,6 +58,7 @@ const defaults = {
 const scenarioDefaults = {
   idle: { connections: 10000, devices: 2 },
   chat: { accounts: 50, devices: 2, rate: 1 },
+  busy: { accounts: 200, devices: 2, rate: 1, "echo-delay-ms": 1500 },
   fanout: { accounts: 100, devices: 5, rate: 1000 },
   "reconnect-storm": { connections: 2000, devices: 2, rate: 200 },
   replay: {},

@@ -1,7 +1,7 @@
 // A Socket.IO 4 gateway: the baseline equivalent of iris-gateway. Clients authenticate with
 // a token in the handshake auth (its SHA-256 looked up in Redis, as Iris stores token
-// hashes), join the room of their account, and send `message.send` events that are appended
-// to a Redis stream for worker.js. Frames reach every gateway through the Redis Streams
+// hashes), join the room of their account, and send `message.send` events that are shown
+// on the account's other devices at once and appended to a Redis stream for worker.js. Frames reach every gateway through the Redis Streams
 // adapter, which also backs connection state recovery (the replay counterpart of `sync`).
 // An HTTP API (admin key) creates tokens and publishes a frame to an account's room.
 "use strict";
@@ -70,14 +70,17 @@ async function main() {
     if (!socket.recovered) socket.join(keys.accountRoom(account));
     socket.on("message.send", (msg) => {
       if (!msg || typeof msg.text !== "string") return;
+      const message = {
+        chat_id: String(msg.chat_id || "android:default"),
+        message_id: String(msg.message_id || crypto.randomUUID()),
+        text: msg.text,
+        t: String(msg.t || ""),
+      };
+      // The user's message is shown on the account's other devices at once, whatever
+      // the agent is doing (as Iris does).
+      socket.to(keys.accountRoom(account)).emit("message", { ...message, role: "user" });
       redis
-        .xAdd(keys.inbound, "*", {
-          account,
-          chat_id: String(msg.chat_id || "android:default"),
-          message_id: String(msg.message_id || crypto.randomUUID()),
-          text: msg.text,
-          t: String(msg.t || ""),
-        })
+        .xAdd(keys.inbound, "*", { account, ...message })
         .catch((err) => socket.emit("error.frame", { code: "unavailable", message: err.message }));
     });
   });

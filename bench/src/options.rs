@@ -79,7 +79,7 @@ pub struct Options {
     /// Seconds the idle connections are held.
     #[arg(long, env = "IRIS_BENCH_HOLD", default_value_t = 10)]
     pub hold: u64,
-    /// Accounts (chat: default 50; fanout: default 100).
+    /// Accounts (chat: default 50; busy: 200; fanout: default 100).
     #[arg(long, env = "IRIS_BENCH_ACCOUNTS")]
     pub accounts: Option<usize>,
     /// Devices per account (chat, idle, reconnect-storm: default 2; fanout: default 5).
@@ -99,10 +99,11 @@ pub struct Options {
     #[arg(long, env = "IRIS_BENCH_REPEATS", default_value_t = 3)]
     pub repeats: usize,
     /// Pause between the echo agent's chunks in spawned workers (`IRIS_ECHO_DELAY_MS`), so
-    /// turns take time like a real agent's and chat messages arrive while they run (chat:
-    /// a turn streams at least 3 chunks; 0 answers at once).
-    #[arg(long, env = "IRIS_BENCH_AGENT_DELAY_MS", default_value_t = 0)]
-    pub agent_delay_ms: u64,
+    /// turns take time like a real agent's and chat messages arrive while they run (a chat
+    /// turn streams 3 chunks or more; 0 answers at once). Default 0, busy 520 (turns of 1.5 s
+    /// or more; `extra.turn_min_ms` shows the shortest).
+    #[arg(long, env = "IRIS_BENCH_AGENT_DELAY_MS")]
+    pub agent_delay_ms: Option<u64>,
     /// `IRIS_LEASE_TTL_MS` given to the workers of the takeover's spawned clusters.
     #[arg(long, env = "IRIS_LEASE_TTL_MS", default_value_t = 2000)]
     pub lease_ttl_ms: u64,
@@ -126,6 +127,7 @@ pub struct Options {
 pub enum ScenarioName {
     Idle,
     Chat,
+    Busy,
     Fanout,
     ReconnectStorm,
     Replay,
@@ -140,6 +142,7 @@ impl ScenarioName {
             Self::All => vec![
                 Self::Idle,
                 Self::Chat,
+                Self::Busy,
                 Self::Fanout,
                 Self::ReconnectStorm,
                 Self::Replay,
@@ -154,6 +157,7 @@ impl ScenarioName {
         match self {
             Self::Idle => "idle",
             Self::Chat => "chat",
+            Self::Busy => "busy",
             Self::Fanout => "fanout",
             Self::ReconnectStorm => "reconnect-storm",
             Self::Replay => "replay",
@@ -163,7 +167,21 @@ impl ScenarioName {
     }
 }
 
+/// The echo agent's pause between chunks in `busy`: its turns of 3 chunks or more take
+/// 1.5 s or more.
+pub const BUSY_AGENT_DELAY_MS: u64 = 520;
+
 impl Options {
+    /// The echo agent's pause between chunks for `scenario`.
+    pub fn agent_delay_ms(&self, scenario: ScenarioName) -> u64 {
+        let default = if scenario == ScenarioName::Busy {
+            BUSY_AGENT_DELAY_MS
+        } else {
+            0
+        };
+        self.agent_delay_ms.unwrap_or(default)
+    }
+
     /// Whether the cluster is an existing one (nothing spawned).
     pub fn existing_cluster(&self) -> bool {
         !self.existing_gateways.is_empty()

@@ -37,6 +37,15 @@ test("chat answers every turn on the other device", () => {
   assert.ok(r.p50_ms > 0 && r.extra.stop_p50_ms >= r.p50_ms);
 });
 
+test("busy shows every user message on the other device while the slow agent works", () => {
+  const [r] = runBench(["busy", "--accounts", "4", "--rate", "2", "--duration", "2", "--echo-delay-ms", "300"]);
+  assert.strictEqual(r.scenario, "busy");
+  assert.strictEqual(r.errors, 0);
+  assert.strictEqual(r.extra.unanswered, 0);
+  assert.ok(r.p50_ms > 0 && r.p50_ms === r.extra.shown_p50_ms);
+  assert.ok(r.extra.stop_p50_ms >= 300, `stop p50 ${r.extra.stop_p50_ms}`);
+});
+
 test("fanout delivers every published frame to every device", () => {
   const [r] = runBench(["fanout", "--accounts", "5", "--devices", "2", "--rate", "50", "--duration", "2"]);
   assert.strictEqual(r.errors, 0);

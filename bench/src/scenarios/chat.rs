@@ -5,6 +5,11 @@
 //! (`--agent-delay-ms`) messages arrive while turns run: each device also measures send →
 //! the user's message shown, separately for messages sent while the chat's agent was busy
 //! (an earlier message still unanswered) and while it was idle.
+//!
+//! `busy` is the same run shaped like a busy day: many accounts (200) and a slow agent
+//! (turns of 1.5 s or more, so every account sends while its agent works); its main latency is
+//! send → the user's message shown on the other device, which must never wait behind the
+//! agent.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,20 +26,34 @@ use crate::cost_window::CostDelta;
 use crate::devices::{open_devices, Accounts};
 use crate::frame_head::{stamp_in, stamped_text, FrameHead};
 use crate::live_stats::{latency_histogram, LiveStats};
+use crate::options::ScenarioName;
 use crate::report::{quantiles_ms, ScenarioResult};
 
 const DEFAULT_ACCOUNTS: usize = 50;
+const BUSY_ACCOUNTS: usize = 200;
 const DEFAULT_DEVICES: usize = 2;
 const DEFAULT_RATE_PER_ACCOUNT: f64 = 1.0;
 
-pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
+/// Which of the two runs: `chat` (latency to the first update) or `busy` (latency to the
+/// user's message shown, with many accounts and a slow agent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Chat,
+    Busy,
+}
+
+pub async fn run(bench: &Bench, shape: Shape) -> Result<ScenarioResult> {
     let options = &bench.options;
-    let account_count = options.accounts.unwrap_or(DEFAULT_ACCOUNTS).max(1);
+    let (name, default_accounts, scenario) = match shape {
+        Shape::Chat => ("chat", DEFAULT_ACCOUNTS, ScenarioName::Chat),
+        Shape::Busy => ("busy", BUSY_ACCOUNTS, ScenarioName::Busy),
+    };
+    let account_count = options.accounts.unwrap_or(default_accounts).max(1);
     let per_account = options.devices.unwrap_or(DEFAULT_DEVICES).max(2);
     let rate = options.rate.unwrap_or(DEFAULT_RATE_PER_ACCOUNT).max(0.01);
     let stats = &bench.stats;
     stats.set_phase("tokens");
-    let accounts = Accounts::create(bench, "chat", account_count).await?;
+    let accounts = Accounts::create(bench, name, account_count).await?;
     stats.set_phase("opening");
     let total = account_count * per_account;
     let devices = open_devices(bench, &accounts, per_account, total, |_, d| d).await;
@@ -84,6 +103,7 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     let mut started = latency_histogram();
     let mut shown_busy = latency_histogram();
     let mut shown_idle = latency_histogram();
+    let mut turn_length = latency_histogram();
     let mut turns_seen = 0;
     while let Some(joined) = receivers.join_next().await {
         if let Ok(seen) = joined {
@@ -92,6 +112,7 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
             started.add(&seen.started).ok();
             shown_busy.add(&seen.shown_busy).ok();
             shown_idle.add(&seen.shown_idle).ok();
+            turn_length.add(&seen.turn_length).ok();
         }
     }
     let after = bench.snapshot().await;
@@ -101,16 +122,32 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
     let cost = CostDelta::between(&before, &after);
     let turns_sent: u64 = sent.iter().map(|n| n.load(Ordering::Relaxed)).sum();
     let frames = stats.frames.load(Ordering::Relaxed);
-    let mut result = ScenarioResult::new("chat");
+    let mut result = ScenarioResult::new(name);
     result.connections = opened;
     result.frames_per_s = frames as f64 / cost.seconds;
-    result.latencies(&stats.latency());
+    let mut shown = shown_busy.clone();
+    shown.add(&shown_idle).ok();
+    match shape {
+        Shape::Chat => {
+            result.latencies(&stats.latency());
+            result.put(
+                "latency_is",
+                "message.send -> first message.update on another device".into(),
+            );
+        }
+        Shape::Busy => {
+            result.latencies(&shown);
+            result.put(
+                "latency_is",
+                "message.send -> the user's message on another device while the agent works".into(),
+            );
+            let (p50, p99, _) = quantiles_ms(&stats.latency());
+            result.put("update_p50_ms", p50.into());
+            result.put("update_p99_ms", p99.into());
+        }
+    }
     Bench::fill_costs(&mut result, &cost, frames);
     let (p50, p99, p999) = quantiles_ms(&stop_latency);
-    result.put(
-        "latency_is",
-        "message.send -> first message.update on another device".into(),
-    );
     result.put("stop_p50_ms", p50.into());
     result.put("stop_p99_ms", p99.into());
     result.put("stop_p999_ms", p999.into());
@@ -123,7 +160,13 @@ pub async fn run(bench: &Bench) -> Result<ScenarioResult> {
         result.put(&format!("{name}_p99_ms"), p99.into());
         result.put(&format!("{name}_count"), histogram.len().into());
     }
-    result.put("agent_delay_ms", bench.options.agent_delay_ms.into());
+    let (p50, p99, _) = quantiles_ms(&shown);
+    result.put("shown_p50_ms", p50.into());
+    result.put("shown_p99_ms", p99.into());
+    let (p50, _, _) = quantiles_ms(&turn_length);
+    result.put("turn_p50_ms", p50.into());
+    result.put("turn_min_ms", (turn_length.min() as f64 / 1000.0).into());
+    result.put("agent_delay_ms", options.agent_delay_ms(scenario).into());
     result.put("accounts", account_count.into());
     result.put("devices_per_account", per_account.into());
     result.put("rate_per_account", rate.into());
@@ -196,6 +239,8 @@ struct Seen {
     shown_busy: Histogram<u64>,
     /// The same for messages sent while every earlier one was answered.
     shown_idle: Histogram<u64>,
+    /// `message.start` → `message.stop` of a turn: how long the agent worked.
+    turn_length: Histogram<u64>,
 }
 
 /// Another device of the account: the turns it sees, their latencies, once sending stopped
@@ -213,10 +258,12 @@ async fn watch_turns(
         started: latency_histogram(),
         shown_busy: latency_histogram(),
         shown_idle: latency_histogram(),
+        turn_length: latency_histogram(),
     };
     let mut pending: VecDeque<u64> = VecDeque::new();
     let mut front_updated = false;
     let mut front_started = false;
+    let mut turn_began = None;
     let mut drain_deadline = None;
     let mut checks = tokio::time::interval(Duration::from_millis(50));
     loop {
@@ -261,6 +308,7 @@ async fn watch_turns(
                         if let Some(&stamp) = pending.front() {
                             seen.started.saturating_record(now.saturating_sub(stamp).max(1));
                             front_started = true;
+                            turn_began = Some(now);
                         }
                     }
                     "message.update" if !front_updated => {
@@ -272,6 +320,9 @@ async fn watch_turns(
                     "message.stop" => {
                         if let Some(stamp) = stamp_in(&text) {
                             seen.stop.saturating_record(now.saturating_sub(stamp).max(1));
+                            if let Some(began) = turn_began.take() {
+                                seen.turn_length.saturating_record(now.saturating_sub(began).max(1));
+                            }
                             pending.retain(|&p| p != stamp);
                             seen.turns += 1;
                         }

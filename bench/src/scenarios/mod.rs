@@ -38,7 +38,10 @@ pub async fn run(name: ScenarioName, options: &Options) -> Result<ScenarioResult
         worker_env: if name == ScenarioName::Takeover {
             vec![("IRIS_LEASE_TTL_MS", options.lease_ttl_ms.to_string())]
         } else {
-            vec![("IRIS_ECHO_DELAY_MS", options.agent_delay_ms.to_string())]
+            vec![(
+                "IRIS_ECHO_DELAY_MS",
+                options.agent_delay_ms(name).to_string(),
+            )]
         },
     };
     if name == ScenarioName::Takeover {
@@ -48,7 +51,8 @@ pub async fn run(name: ScenarioName, options: &Options) -> Result<ScenarioResult
     let progress = Progress::start(name.label(), Arc::clone(&bench.stats), options.quiet);
     let outcome = match name {
         ScenarioName::Idle => idle::run(&bench).await,
-        ScenarioName::Chat => chat::run(&bench).await,
+        ScenarioName::Chat => chat::run(&bench, chat::Shape::Chat).await,
+        ScenarioName::Busy => chat::run(&bench, chat::Shape::Busy).await,
         ScenarioName::Fanout => fanout::run(&bench).await,
         ScenarioName::ReconnectStorm => reconnect_storm::run(&bench).await,
         ScenarioName::Replay => replay::run(&bench).await,
