@@ -95,6 +95,23 @@ pub async fn list<C: ConnectionLike + Send>(
     Ok(channels)
 }
 
+/// Whether `account` has chat `chat_id`: the default chat always does (it is created when
+/// first listed), any other when it was created and not deleted. One `HEXISTS` at most.
+pub async fn exists<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+    chat_id: &str,
+) -> redis::RedisResult<bool> {
+    if chat_id == DEFAULT_CHAT_ID {
+        return Ok(true);
+    }
+    redis::cmd("HEXISTS")
+        .arg(AccountKeys::new(account).channels())
+        .arg(chat_id)
+        .query_async(conn)
+        .await
+}
+
 /// One channel of `account`, if it exists.
 pub async fn get<C: ConnectionLike + Send>(
     conn: &mut C,

@@ -389,3 +389,25 @@ async fn a_query_stops_at_its_work_budget() {
     index_all(&mut conn, ACCOUNT, &messages[..1]).await;
     assert_eq!(ids(&mut conn, "alpha beta", None).await, ["oldest"]);
 }
+
+#[tokio::test]
+async fn a_message_of_thousands_of_words_is_indexed_whole_with_its_lexicon() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    let text: Vec<String> = (0..3_000).map(|n| format!("word{n:04}")).collect();
+    index_all(
+        &mut conn,
+        ACCOUNT,
+        &[message(CHAT, "long", &text.join(" "), 1_000)],
+    )
+    .await;
+    for word in ["word0000", "word1999", "word2000", "word2999"] {
+        assert_eq!(ids(&mut conn, word, None).await, vec!["long"], "{word}");
+    }
+    let lexicon: u64 = redis::cmd("ZCARD")
+        .arg(AccountKeys::new(ACCOUNT).search_lexicon())
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(lexicon, 3_000);
+}

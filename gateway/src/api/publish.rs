@@ -135,10 +135,8 @@ async fn forward(
         Ok(conn) => conn,
         Err(err) => return backend_error(err),
     };
-    let known = match channels::list(&mut conn, account).await {
-        Ok(list) => list
-            .iter()
-            .any(|c| c.chat_id.as_deref() == Some(chat_id.as_str())),
+    let known = match channels::exists(&mut conn, account, &chat_id).await {
+        Ok(known) => known,
         Err(err) => return backend_error(err),
     };
     if !known {

@@ -24,13 +24,26 @@ if redis.call('HEXISTS', ids, message_id) == 1 then
 end
 
 local ref = ts .. ':' .. redis.call('INCR', counter)
-local words = {}
+-- The words go into the lexicon a thousand per command (unpack takes at most ~8,000
+-- values), so a message of a few words costs one ZADD there.
+local words, lexicon_entries = {}, {}
+local function add_to_lexicon()
+  if #lexicon_entries > 0 then
+    redis.call('ZADD', lexicon, unpack(lexicon_entries))
+    lexicon_entries = {}
+  end
+end
 for i = 4, #ARGV do
   local word = ARGV[i]
   words[#words + 1] = word
+  lexicon_entries[#lexicon_entries + 1] = 0
+  lexicon_entries[#lexicon_entries + 1] = word
+  if #lexicon_entries >= 2000 then
+    add_to_lexicon()
+  end
   redis.call('ZADD', KEYS[i + 3], ts, ref)
-  redis.call('ZADD', lexicon, 0, word)
 end
+add_to_lexicon()
 
 redis.call('HSET', ids, message_id, ref)
 redis.call('HSET', docs, ref, record)
