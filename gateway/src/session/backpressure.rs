@@ -1,6 +1,6 @@
 //! The session's side of backpressure: catching up after it fell behind (frames left in
 //! the outbox are read from there, coalesced live frames follow), and closing as a slow
-//! consumer when it stayed behind too long. The registry decides which (`registry.rs`).
+//! consumer when it stayed behind too long. The registry decides which (`registry/session_handle.rs`).
 
 use actix::prelude::*;
 

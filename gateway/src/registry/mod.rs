@@ -19,7 +19,7 @@
 //! queue has drained to half. A session that stays behind longer than the slow-consumer
 //! bound gets [`Backpressure::TooSlow`] and is closed; its device reconnects and `sync`s.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,15 +31,18 @@ use iris_shared::clock::now_ms;
 use iris_shared::delivery::RoutedFrame;
 use iris_shared::presence::{self, gateways};
 
-use crate::backlog::{Backlog, CatchUpFrames, Kept};
-use crate::metrics::{self, Metrics};
+use crate::backlog::CatchUpFrames;
+use crate::metrics::Metrics;
 use crate::presence_holds::{DeviceKey, PresenceHolds};
-use crate::send_queue::{self, SendQueue, SendQueueLimits};
+use crate::send_queue::{SendQueue, SendQueueLimits};
 
 /// How often lagging sessions are checked for having caught up or being too slow.
 const LAGGING_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 
 use crate::backend_notice::BackendNotice;
+
+mod session_handle;
+use session_handle::SessionHandle;
 
 /// A frame for one session.
 #[derive(Message, Debug, Clone)]
@@ -117,79 +120,6 @@ pub struct Dispatch {
     pub frame: Arc<RoutedFrame>,
 }
 
-/// How the registry reaches one session.
-struct SessionHandle {
-    device_id: String,
-    deliver: Recipient<Deliver>,
-    drain: Recipient<Restarting>,
-    backend: Recipient<BackendNotice>,
-    backpressure: Recipient<Backpressure>,
-    queue: Arc<SendQueue>,
-    /// Frames owed while the session is behind.
-    backlog: Option<Backlog>,
-    /// Told to close as a slow consumer: nothing more is queued for it.
-    closing: bool,
-}
-
-impl SessionHandle {
-    /// Queues `frame` for the session, or keeps it in the session's backlog.
-    fn offer(&mut self, frame: &Arc<RoutedFrame>, limits: SendQueueLimits, metrics: &Metrics) {
-        if self.closing {
-            if frame.seq.is_some() {
-                metrics::incr(&metrics.frames_left_in_outbox_total);
-            }
-            return;
-        }
-        let weight = send_queue::weight(frame);
-        // Revocation notices close the session: they never wait behind a backlog.
-        let notice = frame.revoked_token.is_some();
-        if self.backlog.is_none() && (notice || self.queue.fits(weight, limits.max_bytes)) {
-            self.queue.charge(weight);
-            self.deliver.do_send(Deliver {
-                frame: frame.clone(),
-            });
-            return;
-        }
-        let backlog = self.backlog.get_or_insert_with(|| {
-            metrics::incr(&metrics.send_queue_overflows_total);
-            Backlog::new(Instant::now())
-        });
-        match backlog.keep(frame.clone()) {
-            Kept::Skipped => metrics::incr(&metrics.frames_left_in_outbox_total),
-            Kept::Live {
-                coalesced,
-                dropped_oldest,
-            } => {
-                if coalesced || dropped_oldest {
-                    metrics::incr(&metrics.frames_coalesced_total);
-                }
-            }
-        }
-    }
-
-    /// A lagging session either catches up (its queue drained to half) or, behind for too
-    /// long, is told to close.
-    fn check_lag(&mut self, now: Instant, limits: SendQueueLimits, metrics: &Metrics) {
-        let Some(backlog) = &self.backlog else { return };
-        if backlog.age(now) >= limits.slow_after {
-            self.backlog = None;
-            self.closing = true;
-            metrics::incr(&metrics.slow_consumers_total);
-            self.backpressure.do_send(Backpressure::TooSlow);
-        } else if self.queue.bytes() <= limits.max_bytes / 2 {
-            let frames = self
-                .backlog
-                .take()
-                .map(Backlog::into_catch_up)
-                .unwrap_or_default();
-            let bytes = frames.live.iter().map(|f| send_queue::weight(f)).sum();
-            self.queue.charge(bytes);
-            self.backpressure
-                .do_send(Backpressure::CatchUp { frames, bytes });
-        }
-    }
-}
-
 /// Sessions of this node by account.
 pub struct Registry {
     /// This node's id, as written into presence.
@@ -198,6 +128,9 @@ pub struct Registry {
     redis: Pool,
     /// Account → session id → recipients.
     accounts: HashMap<String, HashMap<u64, SessionHandle>>,
+    /// The sessions with a backlog (account, session id): the lag check looks at these
+    /// only, so holding many idle sessions costs it nothing.
+    lagging: HashSet<(String, u64)>,
     /// Send queue limits of every session.
     limits: SendQueueLimits,
     /// The node's counters.
@@ -229,6 +162,7 @@ impl Registry {
             node_id,
             redis,
             accounts: HashMap::new(),
+            lagging: HashSet::new(),
             holds: PresenceHolds::default(),
             announced_at: None,
             limits,
@@ -240,15 +174,21 @@ impl Registry {
 
     /// Hands lagging sessions their backlog once they can take it, or closes them.
     fn check_lagging(&mut self, _ctx: &mut Context<Self>) {
-        let now = Instant::now();
-        let lagging = self
-            .accounts
-            .values_mut()
-            .flat_map(HashMap::values_mut)
-            .filter(|session| session.backlog.is_some());
-        for session in lagging {
-            session.check_lag(now, self.limits, &self.metrics);
+        if self.lagging.is_empty() {
+            return;
         }
+        let now = Instant::now();
+        let (accounts, limits, metrics) = (&mut self.accounts, self.limits, &self.metrics);
+        self.lagging.retain(|(account, session_id)| {
+            let Some(session) = accounts
+                .get_mut(account)
+                .and_then(|sessions| sessions.get_mut(session_id))
+            else {
+                return false;
+            };
+            session.check_lag(now, limits, metrics);
+            session.backlog.is_some()
+        });
     }
 
     /// Periodic announcement (skipped while a backoff retry is pending).
@@ -470,8 +410,11 @@ impl Handler<Dispatch> for Registry {
             msg.frame.trace_parent.as_deref(),
         );
         let _entered = span.enter();
-        for session in sessions.values_mut() {
+        for (&session_id, session) in sessions.iter_mut() {
             session.offer(&msg.frame, self.limits, &self.metrics);
+            if session.backlog.is_some() {
+                self.lagging.insert((msg.frame.account.clone(), session_id));
+            }
         }
     }
 }
