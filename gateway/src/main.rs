@@ -30,6 +30,7 @@ mod close_codes;
 mod config;
 mod cursor;
 mod delivery_loop;
+mod heartbeat_grid;
 mod hello_limit;
 mod http;
 mod http_guard;

@@ -41,6 +41,7 @@ use iris_shared::protocol::{
 
 use crate::close_codes;
 use crate::cursor::{DeliveryCursor, LiveStep};
+use crate::heartbeat_grid;
 use crate::metrics;
 use crate::rate_limit::TokenBucket;
 use crate::registry::{Deliver, Restarting, Unregister};
@@ -307,9 +308,14 @@ impl Actor for Session {
     fn started(&mut self, ctx: &mut Self::Context) {
         metrics::shift(&self.state.metrics.connections, 1);
         metrics::incr(&self.state.metrics.connections_accepted_total);
-        ctx.run_interval(self.state.limits.heartbeat_interval, |act, ctx| {
-            act.check_heartbeat(ctx)
-        });
+        // Heartbeats tick on the shared grid: one timer wakeup for every session due then.
+        let interval = self.state.limits.heartbeat_interval;
+        ctx.run_later(
+            heartbeat_grid::until_next_point(Instant::now()),
+            move |_, ctx| {
+                ctx.run_interval(interval, |act, ctx| act.check_heartbeat(ctx));
+            },
+        );
         ctx.run_later(self.state.limits.hello_timeout, |act, ctx| {
             act.check_hello_arrived(ctx)
         });
