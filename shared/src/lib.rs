@@ -14,6 +14,7 @@
 //! - [`outbox`]: the per-account outbox (the replay log behind `sync`) and its cursor rules.
 //! - [`delivery`]: entries of the per-gateway-node delivery streams (worker → gateway).
 //! - [`publish`]: writing one chat frame: outbox, then delivery, push job and search entry.
+//! - [`server_publish`]: a server API request as the frame it becomes, written once.
 //! - [`user_message`]: the user's own message of a `message.send`, written at once.
 //! - [`presence`]: which devices of an account have a session on which gateway node, and
 //!   which gateway nodes are live.
@@ -67,6 +68,7 @@ pub mod redact;
 pub mod redis_conn;
 pub mod scripts;
 pub mod search;
+pub mod server_publish;
 pub mod shutdown;
 pub mod telemetry;
 pub mod tokens;

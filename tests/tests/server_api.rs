@@ -207,10 +207,10 @@ async fn api_tokens_pair_devices_and_revoking_one_closes_its_sessions_everywhere
 }
 
 /// Proves that messages published one after another into one chat are written in the order
-/// they were sent, also when the worker reads them all at once (it is paused while they are
-/// published): a device receives them in that order, and history lists them so.
+/// they were sent and never wait for a worker: with the only worker paused, a device
+/// receives them all, in that order, and history lists them so.
 #[tokio::test]
-async fn messages_published_one_after_another_arrive_and_stay_in_order() {
+async fn messages_published_one_after_another_arrive_in_order_without_waiting_for_a_worker() {
     const COUNT: usize = 40;
     let mut cluster = Cluster::start("server-api-order", spec()).await;
     let token = cluster.create_token("vic");
@@ -224,7 +224,6 @@ async fn messages_published_one_after_another_arrive_and_stay_in_order() {
         let accepted = call(&cluster, 0, "POST", path, Some(ADMIN_KEY), Some(body)).await;
         assert_eq!(accepted.status, 202, "{accepted:?}");
     }
-    cluster.resume_worker(0);
     let mut received = Vec::new();
     while received.len() < COUNT {
         let frame = phone.recv().await;
@@ -233,6 +232,7 @@ async fn messages_published_one_after_another_arrive_and_stay_in_order() {
         }
     }
     assert_eq!(received, texts, "the device got the messages out of order");
+    cluster.resume_worker(0);
 
     phone
         .request("history", None, json!({ "limit": COUNT }))

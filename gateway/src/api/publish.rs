@@ -1,6 +1,7 @@
 //! Publishing into an account's chat: a finished message (e.g. a cron job's result) or a
-//! notification. The request goes to the worker that owns the chat, like a device's
-//! request, so it is written once, outboxed, stored in history and pushed.
+//! notification. The gateway writes it at once (it depends on nothing the chat's worker
+//! knows), like the user's own message of a `message.send`: once, outboxed, stored in
+//! history, delivered, pushed and indexed, without waiting for a worker or a running turn.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -9,13 +10,17 @@ use serde_json::json;
 
 use iris_shared::channels;
 use iris_shared::clock::now_ms;
-use iris_shared::inbound::{InboundRequest, ServerRequest, SERVER_DEVICE_ID};
+use iris_shared::inbound::ServerRequest;
 use iris_shared::keys::is_valid_account;
+use iris_shared::partition::partition_of;
 use iris_shared::protocol::{NotificationKind, Role, DEFAULT_CHAT_ID};
+use iris_shared::publish::{publish, ChatScope, PublishError};
+use iris_shared::server_publish::{self, Origin};
 use iris_shared::telemetry::propagation;
 use tracing::Instrument;
 
 use super::{auth, backend_error, error};
+use crate::metrics;
 use crate::state::GatewayState;
 
 /// Body of `POST /accounts/{account}/messages`.
@@ -116,7 +121,8 @@ async fn traced_forward(
         .await
 }
 
-/// Checks the account and chat, then hands the request to the chat's worker.
+/// Checks the account and chat, then writes the request's frame: outbox, history, delivery
+/// to every device, push and search, once (an idempotency key makes a retry a no-op).
 async fn forward(
     state: &GatewayState,
     account: &str,
@@ -135,29 +141,45 @@ async fn forward(
         Ok(conn) => conn,
         Err(err) => return backend_error(err),
     };
-    let known = match channels::exists(&mut conn, account, &chat_id).await {
-        Ok(known) => known,
-        Err(err) => return backend_error(err),
+    // The default chat always exists; another one is looked up (a thread also names its
+    // parent, under which its frames go).
+    let thread_parent = if chat_id == DEFAULT_CHAT_ID {
+        None
+    } else {
+        match channels::get(&mut conn, account, &chat_id).await {
+            Ok(Some(channel)) => channel.parent_chat_id,
+            Ok(None) => {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    format!("account {account:?} has no chat {chat_id:?}"),
+                )
+            }
+            Err(err) => return backend_error(err),
+        }
     };
-    if !known {
-        return error(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("account {account:?} has no chat {chat_id:?}"),
-        );
-    }
-    let inbound = InboundRequest {
+    let scope = ChatScope {
         account: account.to_owned(),
-        device_id: SERVER_DEVICE_ID.to_owned(),
         chat_id: chat_id.clone(),
-        frame_json: serde_json::to_string(&server_request).unwrap_or_default(),
-        gateway: state.node_id.to_string(),
-        received_ms: now_ms(),
-        trace_parent: None,
-        user_message_by_gateway: false,
+        fence: None,
+        thread_parent,
     };
-    match inbound.enqueue(&mut conn, state.partitions).await {
-        Ok(_) => HttpResponse::Accepted().json(json!({ "accepted": true, "chat_id": chat_id })),
-        Err(err) => backend_error(err),
+    let partition = partition_of(account, &chat_id, state.partitions);
+    let origin = Origin::of(&server_request, partition, server_publish::unique_origin());
+    let outgoing = server_publish::outgoing(server_request, &origin, now_ms());
+    match publish(&mut conn, &scope, outgoing.once_as(origin.effect())).await {
+        Ok(written) => {
+            if written.appended {
+                metrics::incr(&state.metrics.outbox_appends_total);
+            }
+            HttpResponse::Accepted().json(json!({ "accepted": true, "chat_id": chat_id }))
+        }
+        Err(PublishError::Redis(err)) => backend_error(err),
+        // Unfenced writes are never fenced off.
+        Err(PublishError::Fenced) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "the chat refused the write; retry",
+        ),
     }
 }

@@ -1,13 +1,13 @@
-//! Requests from the server API (cron jobs, other systems): a finished message published
-//! into the chat, or a notification for the account's devices. Written once each, like a
-//! device's request, and delivered to every device and through push.
+//! Requests from the server API (cron jobs, other systems) found in the inbound stream: a
+//! finished message published into the chat, or a notification for the account's devices.
+//! Gateways write them at once (`iris_shared::server_publish`); these come from gateways of
+//! an earlier release. Written once each and delivered to every device and through push.
 
 use actix::prelude::*;
 use tracing::Instrument as _;
 
-use iris_shared::clock::now_ms;
 use iris_shared::inbound::{InboundEntry, ServerRequest};
-use iris_shared::protocol::{MessagePayload, Notification, ServerBody, ServerFrame};
+use iris_shared::server_publish::{self, Origin};
 
 use super::ChatActor;
 
@@ -17,7 +17,7 @@ pub(super) struct QueuedServerRequest {
     received_ms: u64,
     server_request: ServerRequest,
 }
-use crate::turn::publisher::{Outgoing, PublishError};
+use crate::turn::publisher::PublishError;
 use crate::turn::writer::TurnWriter;
 
 impl ChatActor {
@@ -58,35 +58,10 @@ impl ChatActor {
         let scope = self.scope();
         let partition = entry.partition;
         let work = async move {
-            let outgoing = match server_request {
-                ServerRequest::Publish { role, text, key } => {
-                    // With a key, the effect is keyed by it, so a client retrying the same
-                    // publish gets one message.
-                    let origin = key.map_or_else(|| entry_key(&entry), |key| format!("k-{key}"));
-                    let message = MessagePayload {
-                        message_id: Some(format!("s{partition}-{origin}")),
-                        role: Some(role),
-                        text: Some(text),
-                        ts: Some(received_ms),
-                        ..Default::default()
-                    };
-                    let frame = ServerFrame::new(ServerBody::Message(message.clone()));
-                    (origin, Outgoing::broadcast(frame).with_history(message))
-                }
-                ServerRequest::Notify { kind, title, body } => {
-                    let notice = Notification {
-                        kind: Some(kind),
-                        title: Some(title),
-                        body: Some(body),
-                        ts: Some(now_ms()),
-                        ..Default::default()
-                    };
-                    let frame = ServerFrame::new(ServerBody::Notification(notice));
-                    (entry_key(&entry), Outgoing::broadcast(frame))
-                }
-            };
-            let (origin, outgoing) = outgoing;
-            let writer = TurnWriter::new(publisher, scope, partition, origin);
+            // Keyed as a gateway keys its own write of such a request.
+            let origin = Origin::of(&server_request, partition, entry.entry_id.clone());
+            let outgoing = server_publish::outgoing(server_request, &origin, received_ms);
+            let writer = TurnWriter::new(publisher, scope, partition, origin.id);
             writer.fixed(0, outgoing).await?;
             Ok::<_, PublishError>(entry)
         };
@@ -110,8 +85,4 @@ impl ChatActor {
                 }),
         );
     }
-}
-
-fn entry_key(entry: &InboundEntry) -> String {
-    entry.entry_id.clone()
 }
