@@ -4,6 +4,8 @@
 
 use serde_json::{json, Value};
 
+use iris_shared::inbound::{InboundRequest, ServerRequest, SERVER_DEVICE_ID};
+use iris_shared::protocol::{Role, DEFAULT_CHAT_ID};
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
 use iris_tests::frames::{id_of, of_type, payload_str, type_of};
@@ -245,6 +247,72 @@ async fn messages_published_one_after_another_arrive_in_order_without_waiting_fo
         .filter_map(|m| m["text"].as_str())
         .collect();
     assert_eq!(listed, texts, "history lists the messages out of order");
+}
+
+/// Proves that a server request an older gateway left in the inbound stream (it forwarded
+/// publishes to the chat's worker) is still written, by the worker, once per idempotency
+/// key (it is there twice), and that the gateway's own write of the same key later is that
+/// one message too: the device gets no second copy before a later publish.
+#[tokio::test]
+async fn a_publish_forwarded_by_an_older_gateway_is_written_once_by_the_worker() {
+    let cluster = Cluster::start("server-api-forwarded", spec()).await;
+    let token = cluster.create_token("wes");
+    let mut phone = cluster.connect(1, "phone").await;
+    phone.pair(&token, "phone-1").await;
+    let mut conn = redis::Client::open(cluster.redis_url())
+        .expect("Redis URL")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connecting to Redis");
+    let forwarded = ServerRequest::Publish {
+        role: Role::Cron,
+        text: "forwarded report".into(),
+        key: Some("report-1".into()),
+    };
+    let request = InboundRequest {
+        account: "wes".into(),
+        device_id: SERVER_DEVICE_ID.into(),
+        chat_id: DEFAULT_CHAT_ID.into(),
+        frame_json: serde_json::to_string(&forwarded).unwrap(),
+        gateway: "gw-old".into(),
+        received_ms: 1,
+        trace_parent: None,
+        user_message_by_gateway: false,
+    };
+    for _ in 0..2 {
+        request
+            .enqueue(&mut conn, cluster.partitions())
+            .await
+            .expect("enqueueing");
+    }
+    // Only the worker can write it now.
+    let written = phone
+        .recv_until_match("message", |frame| {
+            payload_str(frame, "text") == Some("forwarded report")
+        })
+        .await;
+    assert_eq!(
+        of_type(&written, "message").len(),
+        1,
+        "one message before it: {written:?}"
+    );
+    let path = "/api/v1/accounts/wes/messages";
+    let again = json!({ "text": "forwarded report", "key": "report-1" });
+    let accepted = call(&cluster, 0, "POST", path, Some(ADMIN_KEY), Some(again)).await;
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    let later = json!({ "text": "later note" });
+    let accepted = call(&cluster, 0, "POST", path, Some(ADMIN_KEY), Some(later)).await;
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    let texts: Vec<String> = phone
+        .recv_until_match("message", |frame| {
+            payload_str(frame, "text") == Some("later note")
+        })
+        .await
+        .iter()
+        .filter(|frame| type_of(frame) == "message")
+        .filter_map(|frame| payload_str(frame, "text").map(str::to_owned))
+        .collect();
+    assert_eq!(texts, ["later note"], "the report came again: {texts:?}");
 }
 
 /// Proves that a body the API cannot read gets the API's JSON error like any other refusal,
