@@ -45,6 +45,7 @@ use crate::chat::directory::{ChatDirectory, Drain};
 use crate::chat::ChatDeps;
 use crate::config::{AgentKind, WorkerArgs};
 use crate::epoch_watch::EpochWatch;
+use crate::partitions::lease_confirmations::LeaseConfirmations;
 use crate::partitions::lease_keeper::{BeginDrain, LeaseKeeper, ReleaseAll};
 use crate::turn::publisher::Publisher;
 use crate::turn::TurnDeps;
@@ -188,12 +189,14 @@ fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
         )
         .start();
         let (owned_tx, owned_rx) = watch::channel(HashMap::new());
+        let confirmations = LeaseConfirmations::default();
         let keeper = LeaseKeeper::new(
             node_id.clone(),
             cli.cluster.partitions,
             cli.worker.lease_ttl(),
             redis.clone(),
             owned_tx,
+            confirmations.clone(),
             directory.clone().recipient(),
         )
         .start();
@@ -203,6 +206,7 @@ fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
             endpoint,
             node_id.clone(),
             owned_rx,
+            confirmations,
             directory.clone(),
             redis,
         ));

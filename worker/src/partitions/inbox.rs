@@ -11,7 +11,8 @@
 //! from a pooled connection), so a gained partition is taken over at once and a drain
 //! (which hides every partition) stops reading at once.
 //!
-//! Entries are handed on only while this worker still holds the partition's lease (a
+//! Entries are handed on only while this worker still holds the partition's lease (known
+//! from a renewal sent less than a TTL ago, `lease_confirmations`, else asked of Redis: a
 //! worker that was paused may read once more before its lease keeper notices the loss);
 //! entries left that way on a former owner are claimed by the owner's sweep
 //! (`strays`).
@@ -31,6 +32,7 @@ use iris_shared::redis_conn;
 use iris_shared::redis_conn::{Link, Pool, RedisEndpoint};
 
 use crate::chat::directory::{ChatDirectory, Dispatch};
+use crate::partitions::lease_confirmations::LeaseConfirmations;
 use crate::partitions::strays::claim_strays;
 
 /// Longest a read blocks (a change of owned partitions cuts it short).
@@ -52,12 +54,20 @@ pub async fn run(
     endpoint: RedisEndpoint,
     node_id: String,
     owned: watch::Receiver<Owned>,
+    confirmations: LeaseConfirmations,
     directory: Addr<ChatDirectory>,
     redis: Pool,
 ) {
-    if !endpoint.is_cluster() {
+    let readers = Readers {
+        endpoint,
+        node_id,
+        confirmations,
+        directory,
+        redis,
+    };
+    if !readers.endpoint.is_cluster() {
         let routing_key = keys::inbound(0);
-        return read(endpoint, node_id, owned, directory, redis, routing_key).await;
+        return read(readers, owned, routing_key).await;
     }
     let readers: Vec<_> = (0..keys::PARTITION_SLOT_GROUPS)
         .map(|group| {
@@ -65,15 +75,7 @@ pub async fn run(
             actix::spawn(forward_group(owned.clone(), group, tx));
             // Partition `group` is in slot group `group`: its stream names the group's slot.
             let routing_key = keys::inbound(group);
-            let reader = read(
-                endpoint.clone(),
-                node_id.clone(),
-                rx,
-                directory.clone(),
-                redis.clone(),
-                routing_key,
-            );
-            actix::spawn(reader)
+            actix::spawn(read(readers.clone(), rx, routing_key))
         })
         .collect();
     for reader in readers {
@@ -101,16 +103,26 @@ async fn forward_group(mut owned: watch::Receiver<Owned>, group: u32, tx: watch:
     }
 }
 
-/// Reads the partitions `owned` names (all of one slot, on a Cluster, whose server
-/// `routing_key` finds) until the process ends.
-async fn read(
+/// What every reader shares.
+#[derive(Clone)]
+struct Readers {
     endpoint: RedisEndpoint,
     node_id: String,
-    mut owned: watch::Receiver<Owned>,
+    confirmations: LeaseConfirmations,
     directory: Addr<ChatDirectory>,
     redis: Pool,
-    routing_key: String,
-) {
+}
+
+/// Reads the partitions `owned` names (all of one slot, on a Cluster, whose server
+/// `routing_key` finds) until the process ends.
+async fn read(readers: Readers, mut owned: watch::Receiver<Owned>, routing_key: String) {
+    let Readers {
+        endpoint,
+        node_id,
+        confirmations,
+        directory,
+        redis,
+    } = readers;
     let mut prepared: Owned = HashMap::new();
     let mut backoff = Backoff::default();
     loop {
@@ -138,6 +150,7 @@ async fn read(
             endpoint: &endpoint,
             addr: &conn.addr,
             node_id: &node_id,
+            confirmations: &confirmations,
             directory: &directory,
         };
         let result = follow(
@@ -166,6 +179,7 @@ struct Reading<'a> {
     /// The server the connection goes to.
     addr: &'a str,
     node_id: &'a str,
+    confirmations: &'a LeaseConfirmations,
     directory: &'a Addr<ChatDirectory>,
 }
 
@@ -196,6 +210,7 @@ async fn follow(
         endpoint,
         addr,
         node_id,
+        confirmations,
         directory,
     }: Reading<'_>,
     owned: &mut watch::Receiver<Owned>,
@@ -239,7 +254,10 @@ async fn follow(
         backoff.reset();
         for (partition, entries) in read {
             let fence = current[&partition];
-            if !lease::holds(conn, HeldLease { partition, fence }, node_id).await? {
+            // A lease renewed less than a TTL ago is surely still held; else ask Redis.
+            let held = confirmations.holds(partition, fence, Instant::now())
+                || lease::holds(conn, HeldLease { partition, fence }, node_id).await?;
+            if !held {
                 tracing::warn!(
                     partition,
                     fence,

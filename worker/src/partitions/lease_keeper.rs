@@ -31,6 +31,7 @@ use iris_shared::partition::Partition;
 use crate::chat::directory::PartitionsLost;
 use crate::metrics;
 use crate::partitions::inbox::Owned;
+use crate::partitions::lease_confirmations::LeaseConfirmations;
 
 /// Ticks per lease lifetime: a lease is renewed several times before it could expire.
 const TICKS_PER_TTL: u32 = 4;
@@ -70,6 +71,8 @@ pub struct LeaseKeeper {
     /// When the held leases were last renewed successfully; past a TTL they count as lost.
     last_renewed: Instant,
     owned: watch::Sender<Owned>,
+    /// Until when each held lease is surely this worker's, for the inbox.
+    confirmations: LeaseConfirmations,
     /// Told which partitions were lost, to stop their chats.
     lost: Recipient<PartitionsLost>,
     /// Set by [`BeginDrain`]: renew only.
@@ -93,6 +96,7 @@ impl LeaseKeeper {
         ttl: Duration,
         redis: Pool,
         owned: watch::Sender<Owned>,
+        confirmations: LeaseConfirmations,
         lost: Recipient<PartitionsLost>,
     ) -> Self {
         Self {
@@ -103,6 +107,7 @@ impl LeaseKeeper {
             held: HashMap::new(),
             last_renewed: Instant::now(),
             owned,
+            confirmations,
             lost,
             draining: false,
             ticking: false,
@@ -142,6 +147,7 @@ impl LeaseKeeper {
             ttl_ms: self.ttl.as_millis() as u64,
             held: self.held.values().copied().collect(),
             draining: self.draining,
+            confirmations: self.confirmations.clone(),
         };
         let redis = self.redis.clone();
         ctx.wait(
@@ -191,7 +197,8 @@ impl LeaseKeeper {
                 self.retry_at = Some(Instant::now() + self.backoff.next_delay());
                 if self.last_renewed.elapsed() >= self.ttl && !self.held.is_empty() {
                     tracing::warn!("leases not renewed within their TTL; giving them up");
-                    let lost = self.held.keys().copied().collect();
+                    let lost: Vec<Partition> = self.held.keys().copied().collect();
+                    self.confirmations.withdraw(lost.iter().copied());
                     self.held.clear();
                     self.publish_owned();
                     self.report_lost(lost);
@@ -213,6 +220,7 @@ struct TickInput {
     ttl_ms: u64,
     held: Vec<HeldLease>,
     draining: bool,
+    confirmations: LeaseConfirmations,
 }
 
 /// What a tick ended with.
@@ -236,6 +244,8 @@ fn preference(node_id: &str, partition: Partition) -> u64 {
 
 async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String> {
     let mut conn = redis.get().await.map_err(|e| e.to_string())?;
+    let ttl = Duration::from_millis(input.ttl_ms);
+    let renew_sent = Instant::now();
     let renewed = lease::renew_each(&mut conn, &input.held, &input.node_id, input.ttl_ms)
         .await
         .map_err(|e| e.to_string())?;
@@ -243,8 +253,12 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String>
     let mut lost = Vec::new();
     for (lease, still_held) in input.held.into_iter().zip(renewed) {
         if still_held {
+            input
+                .confirmations
+                .confirm(lease.partition, lease.fence, renew_sent, ttl);
             held.push(lease);
         } else {
+            input.confirmations.withdraw([lease.partition]);
             tracing::warn!(
                 partition = lease.partition,
                 fence = lease.fence,
@@ -270,6 +284,10 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String>
     held.sort_by_key(|l| std::cmp::Reverse(preference(&input.node_id, l.partition)));
     if held.len() > target {
         let extra = held.split_off(target);
+        // Withdrawn before the release: the inbox asks Redis again from now on.
+        input
+            .confirmations
+            .withdraw(extra.iter().map(|l| l.partition));
         lease::release_each(&mut conn, &extra, &input.node_id)
             .await
             .map_err(|e| e.to_string())?;
@@ -298,10 +316,14 @@ async fn run_tick(redis: &Pool, input: TickInput) -> Result<TickOutcome, String>
             if batch.is_empty() {
                 break;
             }
+            let acquire_sent = Instant::now();
             let acquired = lease::acquire_each(&mut conn, &batch, &input.node_id, input.ttl_ms)
                 .await
                 .map_err(|e| e.to_string())?;
             for lease in acquired {
+                input
+                    .confirmations
+                    .confirm(lease.partition, lease.fence, acquire_sent, ttl);
                 metrics::incr(&metrics::get().partition_takeovers_total);
                 tracing::info!(
                     partition = lease.partition,
@@ -334,6 +356,8 @@ impl Handler<ForgetLeases> for LeaseKeeper {
     fn handle(&mut self, ForgetLeases(scope): ForgetLeases, _ctx: &mut Self::Context) {
         self.held
             .retain(|&partition, _| !scope.covers_partition(partition));
+        self.confirmations
+            .withdraw((0..self.partitions).filter(|&p| scope.covers_partition(p)));
         self.publish_owned();
         self.retry_at = None;
     }
@@ -345,6 +369,8 @@ impl Handler<ReleaseAll> for LeaseKeeper {
     fn handle(&mut self, _msg: ReleaseAll, _ctx: &mut Self::Context) -> Self::Result {
         self.draining = true;
         let held: Vec<HeldLease> = self.held.drain().map(|(_, l)| l).collect();
+        self.confirmations
+            .withdraw(held.iter().map(|l| l.partition));
         self.publish_owned();
         let redis = self.redis.clone();
         let node_id = self.node_id.clone();

@@ -4,6 +4,7 @@
 //! `strays`: entries a former owner read after losing its lease).
 
 pub mod inbox;
+pub mod lease_confirmations;
 pub mod lease_keeper;
 pub mod lease_watch;
 pub mod strays;
