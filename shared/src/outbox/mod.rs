@@ -190,6 +190,9 @@ pub async fn append<C: ConnectionLike + Send>(
     request: &Append,
     now_ms: u64,
 ) -> redis::RedisResult<AppendOutcome> {
+    if let Some(outcome) = live_only(conn, request).await? {
+        return Ok(outcome);
+    }
     let keys = AccountKeys::new(&request.frame.account);
     let (effects_key, effect_field) = match &request.effect {
         Some(effect) => (
@@ -263,6 +266,42 @@ pub async fn append<C: ConnectionLike + Send>(
         1 => AppendOutcome::Written { seq, nodes },
         2 => AppendOutcome::AlreadyWritten { seq, nodes },
         _ => AppendOutcome::Fenced,
+    })
+}
+
+/// A live-only frame (`message.update`, typing, ...: nothing kept, nothing de-duplicated)
+/// needs only the fence check and the account's nodes: read in one pipeline of plain
+/// commands rather than the script. `None` when the script must run after all: the frame
+/// is kept, or its writer's fence is above the chat's (the script raises the chat's).
+async fn live_only<C: ConnectionLike + Send>(
+    conn: &mut C,
+    request: &Append,
+) -> redis::RedisResult<Option<AppendOutcome>> {
+    if request.outboxed || request.effect.is_some() || request.history.is_some() {
+        return Ok(None);
+    }
+    let keys = AccountKeys::new(&request.frame.account);
+    let mut pipe = redis::pipe();
+    pipe.cmd("ZRANGE").arg(keys.presence()).arg(0).arg(-1);
+    if request.fence.is_some() {
+        pipe.cmd("GET").arg(keys.chat_fence(&request.chat_id));
+    }
+    let (members, chat_fence): (Vec<String>, Option<Option<u64>>) = match request.fence {
+        Some(_) => pipe.query_async(conn).await?,
+        None => {
+            let (members,): (Vec<String>,) = pipe.query_async(conn).await?;
+            (members, None)
+        }
+    };
+    let written = AppendOutcome::Written {
+        seq: None,
+        nodes: crate::presence::distinct_nodes(&members),
+    };
+    Ok(match (request.fence, chat_fence.flatten().unwrap_or(0)) {
+        (None, _) => Some(written),
+        (Some(fence), chat) if fence == chat => Some(written),
+        (Some(fence), chat) if fence < chat => Some(AppendOutcome::Fenced),
+        _ => None,
     })
 }
 
