@@ -2,8 +2,9 @@
 //! (server default `IRIS_BUSY_POLICY`, per chat `/busy`):
 //!
 //! - `queue`: the message waits; messages are answered one after another, in order;
-//! - `interrupt`: the running turn is stopped (as `agent.stop` does, ending visibly) and
-//!   the message is answered next, with the interrupted exchange in its conversation;
+//! - `interrupt`: once the queue notice is written, the running turn is stopped (as
+//!   `agent.stop` does, ending visibly after the notice) and the message is answered next,
+//!   with the interrupted exchange in its conversation;
 //! - `steer`: the message is injected into the running turn where the upstream can take
 //!   it, and is queued otherwise; a `notification` says which happened.
 //!
@@ -110,17 +111,25 @@ impl ChatActor {
             return;
         }
         match self.busy_policy() {
-            BusyPolicy::Queue => self.queue_behind(turn, entry, ctx),
+            BusyPolicy::Queue => self.queue_behind(turn, entry, ctx, AfterNotice::Nothing),
+            // Stopped once the notice is written, so devices see it before the turn ends.
             BusyPolicy::Interrupt => {
-                self.queue_behind(turn, entry, ctx);
-                self.interrupt_running(ctx);
+                let running = self.running.as_ref().map(|r| r.message_id.clone());
+                let after = running.map_or(AfterNotice::Nothing, AfterNotice::Interrupt);
+                self.queue_behind(turn, entry, ctx, after)
             }
             BusyPolicy::Steer => self.steer_running(turn, entry, ctx),
         }
     }
 
     /// Queues the turn behind the running one and tells every device.
-    fn queue_behind(&mut self, turn: TurnRequest, entry: InboundEntry, ctx: &mut Context<Self>) {
+    fn queue_behind(
+        &mut self,
+        turn: TurnRequest,
+        entry: InboundEntry,
+        ctx: &mut Context<Self>,
+        after: AfterNotice,
+    ) {
         let answering = self.running.as_ref().map(|r| r.message_id.clone());
         self.queue.push_back((turn, entry.clone()));
         let Some(answering) = answering else {
@@ -148,7 +157,7 @@ impl ChatActor {
             }
             deps.publisher.emit(&scope, notice).await
         };
-        self.write_notice(write, ctx);
+        self.write_notice(write, ctx, after);
     }
 
     /// User message ids of the queued turns, in the order they will run.
@@ -184,7 +193,7 @@ impl ChatActor {
             .filter(|_| self.deps.turn.agent.caps().steer);
         let Some(run) = run else {
             self.steer_notice(&entry, "Queued: the agent cannot be steered mid-turn", ctx);
-            self.queue_behind(turn, entry, ctx);
+            self.queue_behind(turn, entry, ctx, AfterNotice::Nothing);
             return;
         };
         let text = turn.text.clone();
@@ -211,7 +220,7 @@ impl ChatActor {
                             "Queued: the running turn could not be steered",
                             ctx,
                         );
-                        act.queue_behind(turn, entry, ctx);
+                        act.queue_behind(turn, entry, ctx, AfterNotice::Nothing);
                     }
                 }),
         );
@@ -222,7 +231,8 @@ impl ChatActor {
         let frame = ServerFrame::new(ServerBody::Notification(notice));
         let notice = Outgoing::broadcast(frame).once_as(effect(entry, STEER_NOTICE));
         let (publisher, scope) = (self.deps.turn.publisher.clone(), self.scope());
-        self.write_notice(async move { publisher.emit(&scope, notice).await }, ctx);
+        let write = async move { publisher.emit(&scope, notice).await };
+        self.write_notice(write, ctx, AfterNotice::Nothing);
     }
 
     /// Writes a notice about the chat's queue; the messages it is about will be answered
@@ -231,14 +241,37 @@ impl ChatActor {
         &mut self,
         write: impl Future<Output = Result<(), PublishError>> + 'static,
         ctx: &mut Context<Self>,
+        after: AfterNotice,
     ) {
         let write = write.in_current_span();
-        ctx.spawn(write.into_actor(self).map(|result, act, ctx| match result {
-            Ok(()) => {}
-            Err(PublishError::Fenced) => act.fenced_off(ctx),
-            Err(PublishError::Redis(err)) => tracing::warn!(%err, "queue notice not written"),
+        ctx.spawn(write.into_actor(self).map(move |result, act, ctx| {
+            match result {
+                Ok(()) => {}
+                Err(PublishError::Fenced) => return act.fenced_off(ctx),
+                Err(PublishError::Redis(err)) => {
+                    tracing::warn!(%err, "queue notice not written")
+                }
+            }
+            let still_running = |id: &String| {
+                act.running
+                    .as_ref()
+                    .is_some_and(|running| &running.message_id == id)
+            };
+            if let AfterNotice::Interrupt(answering) = &after {
+                if still_running(answering) {
+                    act.interrupt_running(ctx);
+                }
+            }
         }));
     }
+}
+
+/// What follows a queue notice once it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AfterNotice {
+    Nothing,
+    /// Stop the turn answering this message if it still runs (the interrupt policy).
+    Interrupt(String),
 }
 
 #[cfg(test)]
