@@ -249,6 +249,33 @@ async fn messages_published_one_after_another_arrive_in_order_without_waiting_fo
     assert_eq!(listed, texts, "history lists the messages out of order");
 }
 
+/// Appends `request` to its inbound stream as a gateway does, on whichever Redis the
+/// cluster runs on (one server, the Sentinels' master, or a Redis Cluster).
+async fn enqueue(cluster: &Cluster, request: &InboundRequest) {
+    let partitions = cluster.partitions();
+    let enqueued = match cluster.redis_cluster() {
+        Some(redis_cluster) => {
+            let nodes: Vec<String> = redis_cluster
+                .node_ports()
+                .iter()
+                .map(|port| format!("redis://127.0.0.1:{port}"))
+                .collect();
+            let client = redis::cluster::ClusterClient::new(nodes).expect("cluster nodes");
+            let mut conn = client.get_async_connection().await.expect("connecting");
+            request.enqueue(&mut conn, partitions).await
+        }
+        None => {
+            let client = redis::Client::open(cluster.redis().url()).expect("Redis URL");
+            let mut conn = client
+                .get_multiplexed_async_connection()
+                .await
+                .expect("connecting to Redis");
+            request.enqueue(&mut conn, partitions).await
+        }
+    };
+    enqueued.expect("enqueueing");
+}
+
 /// Proves that a server request an older gateway left in the inbound stream (it forwarded
 /// publishes to the chat's worker) is still written, by the worker, once per idempotency
 /// key (it is there twice), and that the gateway's own write of the same key later is that
@@ -259,11 +286,6 @@ async fn a_publish_forwarded_by_an_older_gateway_is_written_once_by_the_worker()
     let token = cluster.create_token("wes");
     let mut phone = cluster.connect(1, "phone").await;
     phone.pair(&token, "phone-1").await;
-    let mut conn = redis::Client::open(cluster.redis_url())
-        .expect("Redis URL")
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connecting to Redis");
     let forwarded = ServerRequest::Publish {
         role: Role::Cron,
         text: "forwarded report".into(),
@@ -280,10 +302,7 @@ async fn a_publish_forwarded_by_an_older_gateway_is_written_once_by_the_worker()
         user_message_by_gateway: false,
     };
     for _ in 0..2 {
-        request
-            .enqueue(&mut conn, cluster.partitions())
-            .await
-            .expect("enqueueing");
+        enqueue(&cluster, &request).await;
     }
     // Only the worker can write it now.
     let written = phone
