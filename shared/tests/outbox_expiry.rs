@@ -22,17 +22,7 @@ const START_MS: u64 = 1_800_000_000_000;
 
 fn message(n: u32, ordinal: u32) -> Append {
     Append {
-        frame: RoutedFrame {
-            account: ACCOUNT.into(),
-            seq: None,
-            frame_json: format!(r#"{{"type":"message","n":{n}}}"#),
-            origin_device: None,
-            request_id: None,
-            target_device: None,
-            revoked_token: None,
-            trace_parent: None,
-            emitted_us: None,
-        },
+        frame: RoutedFrame::new(ACCOUNT, None, format!(r#"{{"type":"message","n":{n}}}"#)),
         chat_id: CHAT.into(),
         fence: None,
         effect: Some(EffectId {

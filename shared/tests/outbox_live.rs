@@ -19,17 +19,7 @@ const NOW_MS: u64 = 1_800_000_000_000;
 
 fn update(fence: Option<u64>) -> Append {
     Append {
-        frame: RoutedFrame {
-            account: ACCOUNT.into(),
-            seq: None,
-            frame_json: r#"{"type":"message.update"}"#.into(),
-            origin_device: None,
-            request_id: None,
-            target_device: None,
-            revoked_token: None,
-            trace_parent: None,
-            emitted_us: None,
-        },
+        frame: RoutedFrame::new(ACCOUNT, None, r#"{"type":"message.update"}"#),
         chat_id: CHAT.into(),
         fence,
         effect: None,

@@ -98,17 +98,25 @@ pub async fn release<C: ConnectionLike + Send>(
     Ok(removed == 1)
 }
 
+/// Every member of `account`'s presence (`<node>\n<device>`).
+async fn members<C: ConnectionLike + Send>(
+    conn: &mut C,
+    account: &str,
+) -> RedisResult<Vec<String>> {
+    redis::cmd("ZRANGE")
+        .arg(AccountKeys::new(account).presence())
+        .arg(0)
+        .arg(-1)
+        .query_async(conn)
+        .await
+}
+
 /// Every node with a hold on `account`'s devices, live or not (each once).
 pub async fn nodes<C: ConnectionLike + Send>(
     conn: &mut C,
     account: &str,
 ) -> RedisResult<Vec<String>> {
-    let members: Vec<String> = redis::cmd("ZRANGE")
-        .arg(AccountKeys::new(account).presence())
-        .arg(0)
-        .arg(-1)
-        .query_async(conn)
-        .await?;
+    let members = members(conn, account).await?;
     Ok(distinct_nodes(&members))
 }
 
@@ -132,12 +140,7 @@ pub async fn online_devices<C: ConnectionLike + Send>(
     account: &str,
     now_ms: u64,
 ) -> RedisResult<HashSet<String>> {
-    let members: Vec<String> = redis::cmd("ZRANGE")
-        .arg(AccountKeys::new(account).presence())
-        .arg(0)
-        .arg(-1)
-        .query_async(conn)
-        .await?;
+    let members = members(conn, account).await?;
     let split = live.split(conn, distinct_nodes(&members), now_ms).await?;
     if !split.dead.is_empty() {
         let mut pipe = redis::pipe();
