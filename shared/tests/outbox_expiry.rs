@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::Redis;
+use support::{command_calls, Redis};
 
 use redis::aio::MultiplexedConnection;
 
@@ -43,18 +43,6 @@ async fn ttl(conn: &mut MultiplexedConnection, key: &str) -> i64 {
     redis::cmd("TTL").arg(key).query_async(conn).await.unwrap()
 }
 
-async fn expire_calls(conn: &mut MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(conn)
-        .await
-        .unwrap();
-    info.lines()
-        .find_map(|line| line.strip_prefix("cmdstat_expire:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |calls| calls.parse().unwrap())
-}
-
 async fn write(conn: &mut MultiplexedConnection, request: &Append, now_ms: u64) {
     let outcome = append(conn, request, now_ms).await.unwrap();
     assert!(
@@ -82,11 +70,11 @@ async fn every_written_key_expires_no_sooner_than_the_retention_and_renewal_is_o
     assert!(ttl(&mut conn, &effects).await > TURN_EFFECTS_TTL_SECS as i64 - 60);
 
     // Appends within the period renew nothing: no EXPIRE runs for them.
-    let before = expire_calls(&mut conn).await;
+    let before = command_calls(&mut conn, &["expire"]).await;
     for n in 2..12 {
         write(&mut conn, &message(n, n), START_MS + u64::from(n) * 60_000).await;
     }
-    assert_eq!(expire_calls(&mut conn).await, before);
+    assert_eq!(command_calls(&mut conn, &["expire"]).await, before);
 
     // The key of a deleted chat's history comes back with an expiry on its next message.
     redis::cmd("DEL")

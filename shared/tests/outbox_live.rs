@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::Redis;
+use support::{command_calls, Redis};
 
 use redis::aio::MultiplexedConnection;
 
@@ -36,26 +36,6 @@ async fn chat_fence(conn: &mut MultiplexedConnection) -> Option<u64> {
         .unwrap()
 }
 
-/// Scripts run so far (`EVAL` and `EVALSHA` calls).
-async fn scripts_run(conn: &mut MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(conn)
-        .await
-        .unwrap();
-    info.lines()
-        .filter(|line| line.starts_with("cmdstat_eval"))
-        .filter_map(|line| {
-            line.split_once(":calls=")?
-                .1
-                .split(',')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
-        .sum()
-}
-
 #[tokio::test]
 async fn a_live_frame_goes_to_the_accounts_nodes_only_from_the_chats_current_owner() {
     let redis = Redis::start();
@@ -81,22 +61,26 @@ async fn a_live_frame_goes_to_the_accounts_nodes_only_from_the_chats_current_own
         other => panic!("not written live: {other:?}"),
     };
 
-    let before = scripts_run(&mut conn).await;
+    let before = command_calls(&mut conn, &["eval", "evalsha"]).await;
     to_both(append(&mut conn, &update(None), NOW_MS).await.unwrap());
     assert_eq!(
         chat_fence(&mut conn).await,
         None,
         "an unfenced frame sets no fence"
     );
-    assert_eq!(scripts_run(&mut conn).await, before, "no script for it");
+    assert_eq!(
+        command_calls(&mut conn, &["eval", "evalsha"]).await,
+        before,
+        "no script for it"
+    );
 
     // The first owner's frame raises the chat's fence; then it writes as the owner.
     to_both(append(&mut conn, &update(Some(7)), NOW_MS).await.unwrap());
     assert_eq!(chat_fence(&mut conn).await, Some(7));
-    let before = scripts_run(&mut conn).await;
+    let before = command_calls(&mut conn, &["eval", "evalsha"]).await;
     to_both(append(&mut conn, &update(Some(7)), NOW_MS).await.unwrap());
     assert_eq!(
-        scripts_run(&mut conn).await,
+        command_calls(&mut conn, &["eval", "evalsha"]).await,
         before,
         "no script for the owner's frame"
     );

@@ -67,3 +67,21 @@ impl Drop for Redis {
         let _ = self.child.wait();
     }
 }
+
+/// Calls so far of every command whose `INFO commandstats` name is in `names` (`expire`,
+/// `evalsha`, ...), summed: what a test reads to prove which commands a write ran.
+#[allow(dead_code)] // each test binary compiles this module; only some count commands
+pub async fn command_calls(conn: &mut MultiplexedConnection, names: &[&str]) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    info.lines()
+        .filter_map(|line| {
+            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = stats.strip_prefix("calls=")?.split(',').next()?;
+            names.contains(&name).then(|| calls.parse::<u64>().ok())?
+        })
+        .sum()
+}
