@@ -15,6 +15,9 @@ pub enum BackendNotice {
     /// This node's presence holds were written again after its liveness may have lapsed
     /// (other nodes may have skipped it meanwhile): catch up, with no status change.
     PresenceRestored,
+    /// This node's live subscription was made (again): frames published while it was not
+    /// listening must be caught up, with no status change.
+    LiveResumed,
     /// Redis is reachable but lost data (all of it, or one Cluster shard's): the cursors of
     /// the accounts whose state was there must reset to the new head.
     DataLost(LostScope),

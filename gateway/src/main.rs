@@ -9,7 +9,7 @@
 //! - `session`: the session actor, one per WebSocket (pairing, requests, replays).
 //! - `cursor`: a device's outbox position and the exactly-once delivery rules.
 //! - `registry`: the actor that maps accounts to local sessions and keeps presence.
-//! - `delivery_loop`: the node's one blocking read of its delivery stream.
+//! - `delivery_loop`: the node's one subscription, to its live channel.
 //! - `backend_notice`: what sessions are told when Redis goes, comes back, or lost its data.
 //! - `backend_watch`: the actor that decides whether Redis is reachable and intact
 //!   (degraded status, lost-data resets).

@@ -260,9 +260,14 @@ pub fn agent_caps() -> String {
     format!("{PREFIX}:agent")
 }
 
-/// Delivery stream of gateway node `node_id`.
-pub fn node_delivery(node_id: &str) -> String {
-    format!("{PREFIX}:node:{node_id}:deliver")
+/// Live channel (Pub/Sub) of gateway node `node_id`.
+pub fn node_live(node_id: &str) -> String {
+    format!("{PREFIX}:node:{node_id}:live")
+}
+
+/// What the append script puts around a node id to name its live channel.
+pub fn node_live_affixes() -> (String, &'static str) {
+    (format!("{PREFIX}:node:"), ":live")
 }
 
 /// Push notifications waiting to be sent (see [`crate::push`]).

@@ -1,6 +1,7 @@
 //! Writing one frame of a chat: atomically to the account's outbox (seq, fence,
-//! de-duplication, history), then in one round trip its live delivery to the live gateway
-//! nodes holding the account's devices, its push job and its search entry.
+//! de-duplication, history) and live to the gateway nodes holding the account's devices,
+//! then, for the frames that have them, its push job and search entry in one more round
+//! trip nobody waits for.
 //!
 //! Workers write every frame of the chats they own this way, fenced by their partition
 //! lease. A gateway writes one kind of frame itself, unfenced: the user's own message of a
@@ -11,7 +12,7 @@ use redis::{ErrorKind, ServerErrorKind};
 use tracing::Instrument as _;
 
 use crate::clock::{now_ms, now_us};
-use crate::delivery::{add_publish_to_nodes, RoutedFrame};
+use crate::delivery::RoutedFrame;
 use crate::outbox::{self, Append, AppendOutcome, EffectId};
 use crate::presence;
 use crate::protocol::{MessagePayload, ServerFrame};
@@ -181,7 +182,7 @@ async fn write(
         target_device: outgoing.target_device,
         revoked_token: None,
         trace_parent,
-        emitted_us: None,
+        emitted_us: Some(now_us()),
     };
     let append = Append {
         frame: routed,
@@ -190,22 +191,17 @@ async fn write(
         effect: outgoing.effect,
         outboxed,
         history: outgoing.history,
+        publish_live: true,
     };
     let (seq, nodes, appended) = match outbox::append(conn, &append, now_ms()).await? {
         AppendOutcome::Written { seq, nodes } => (seq, nodes, seq.is_some()),
         AppendOutcome::AlreadyWritten { seq, nodes } => (seq, nodes, false),
         AppendOutcome::Fenced => return Err(PublishError::Fenced),
     };
-    // Everything after the append goes out in one round trip, the delivery first: the
-    // devices' frame, then the push job and the search entry, which nobody waits for.
-    let routed = RoutedFrame {
-        seq,
-        emitted_us: Some(now_us()),
-        ..append.frame
-    };
+    // The rest goes out in one round trip: forgetting the holds of nodes that died, the
+    // push job and the search entry.
     let split = conn.live_gateways().split(conn, nodes, now_ms()).await?;
     let mut after = redis::pipe();
-    add_publish_to_nodes(&mut after, &routed, &split.live);
     if !split.dead.is_empty() {
         presence::add_forget_dead(&mut after, &scope.account, &split.dead, now_ms());
     }

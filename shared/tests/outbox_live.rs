@@ -1,15 +1,18 @@
-//! Live-only frames against a private, real `redis-server`: their append reads the chat's
-//! fence and the account's nodes without the script, and still refuses an older writer and
-//! raises the fence for a newer one (through the script) as kept frames do.
+//! Live publication against a private, real `redis-server`: the append script publishes a
+//! frame on the live channel of every node holding a device of the account in the same
+//! step as its append (no second round trip), kept frames with their seq and live-only
+//! frames without, and never a frame of a writer the chat's fence refuses.
 
 mod support;
 
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::aio::MultiplexedConnection;
 use support::{command_calls, Redis};
 
-use redis::aio::MultiplexedConnection;
-
-use iris_shared::delivery::RoutedFrame;
-use iris_shared::keys::AccountKeys;
+use iris_shared::delivery::{self, RoutedFrame};
+use iris_shared::keys::{self, AccountKeys};
 use iris_shared::outbox::{append, Append, AppendOutcome};
 use iris_shared::presence;
 
@@ -17,14 +20,15 @@ const ACCOUNT: &str = "ivy";
 const CHAT: &str = "android:default";
 const NOW_MS: u64 = 1_800_000_000_000;
 
-fn update(fence: Option<u64>) -> Append {
+fn frame(kind: &str, fence: Option<u64>, outboxed: bool) -> Append {
     Append {
-        frame: RoutedFrame::new(ACCOUNT, None, r#"{"type":"message.update"}"#),
+        frame: RoutedFrame::new(ACCOUNT, None, format!(r#"{{"type":"{kind}"}}"#)),
         chat_id: CHAT.into(),
         fence,
         effect: None,
-        outboxed: false,
+        outboxed,
         history: None,
+        publish_live: true,
     }
 }
 
@@ -37,7 +41,7 @@ async fn chat_fence(conn: &mut MultiplexedConnection) -> Option<u64> {
 }
 
 #[tokio::test]
-async fn a_live_frame_goes_to_the_accounts_nodes_only_from_the_chats_current_owner() {
+async fn a_frame_is_published_to_the_accounts_nodes_in_its_append_and_only_by_the_chats_owner() {
     let redis = Redis::start();
     let mut conn = redis.connect().await;
     let held = [
@@ -50,46 +54,82 @@ async fn a_live_frame_goes_to_the_accounts_nodes_only_from_the_chats_current_own
     presence::hold(&mut conn, "gw-b", &held[..1], 1, NOW_MS)
         .await
         .unwrap();
-    let to_both = |outcome: AppendOutcome| match outcome {
-        AppendOutcome::Written {
-            seq: None,
-            mut nodes,
-        } => {
-            nodes.sort();
-            assert_eq!(nodes, ["gw-a", "gw-b"]);
+    let mut gw_a = redis.pubsub().await;
+    gw_a.subscribe(keys::node_live("gw-a")).await.unwrap();
+    let mut gw_b = redis.pubsub().await;
+    gw_b.subscribe(keys::node_live("gw-b")).await.unwrap();
+    let mut gw_a = gw_a.into_on_message();
+    let mut gw_b = gw_b.into_on_message();
+    let mut next_on_both = async || {
+        let mut frames = Vec::new();
+        for node in [&mut gw_a, &mut gw_b] {
+            let message = tokio::time::timeout(Duration::from_secs(5), node.next())
+                .await
+                .expect("a message within 5 s")
+                .expect("the subscription stays open");
+            let text = String::from_utf8(message.get_payload_bytes().to_vec()).unwrap();
+            frames.push(delivery::decode(&text).expect("a live message"));
         }
-        other => panic!("not written live: {other:?}"),
+        assert_eq!(frames[0], frames[1], "both nodes get the same frame");
+        frames.remove(0)
     };
 
-    let before = command_calls(&mut conn, &["eval", "evalsha"]).await;
-    to_both(append(&mut conn, &update(None), NOW_MS).await.unwrap());
+    // A live-only frame: published without a seq; once the script is loaded, one script
+    // call in all.
+    let written = append(&mut conn, &frame("message.update", None, false), NOW_MS)
+        .await
+        .unwrap();
+    assert!(matches!(written, AppendOutcome::Written { seq: None, .. }));
+    let live = next_on_both().await;
+    assert_eq!((live.seq, live.frame_type()), (None, "message.update"));
+    let before = command_calls(&mut conn, &["eval", "evalsha", "publish"]).await;
+    append(&mut conn, &frame("typing", None, false), NOW_MS)
+        .await
+        .unwrap();
+    assert_eq!(
+        command_calls(&mut conn, &["eval", "evalsha", "publish"]).await,
+        before + 3,
+        "one script call, publishing to each node"
+    );
+    assert_eq!(next_on_both().await.frame_type(), "typing");
     assert_eq!(
         chat_fence(&mut conn).await,
         None,
         "an unfenced frame sets no fence"
     );
-    assert_eq!(
-        command_calls(&mut conn, &["eval", "evalsha"]).await,
-        before,
-        "no script for it"
-    );
 
-    // The first owner's frame raises the chat's fence; then it writes as the owner.
-    to_both(append(&mut conn, &update(Some(7)), NOW_MS).await.unwrap());
+    // A kept frame of the chat's first owner: raises the fence, published with its seq.
+    let AppendOutcome::Written { seq: Some(seq), .. } =
+        append(&mut conn, &frame("message", Some(7), true), NOW_MS)
+            .await
+            .unwrap()
+    else {
+        panic!("the owner's frame was not kept");
+    };
     assert_eq!(chat_fence(&mut conn).await, Some(7));
-    let before = command_calls(&mut conn, &["eval", "evalsha"]).await;
-    to_both(append(&mut conn, &update(Some(7)), NOW_MS).await.unwrap());
-    assert_eq!(
-        command_calls(&mut conn, &["eval", "evalsha"]).await,
-        before,
-        "no script for the owner's frame"
-    );
+    let kept = next_on_both().await;
+    assert_eq!((kept.seq, kept.frame_type()), (Some(seq), "message"));
 
-    // A newer owner takes over; the old one is refused from then on.
-    to_both(append(&mut conn, &update(Some(9)), NOW_MS).await.unwrap());
-    assert_eq!(chat_fence(&mut conn).await, Some(9));
+    // A newer owner takes over; the old one is refused and publishes nothing: the next
+    // message on both channels is the new owner's.
+    append(&mut conn, &frame("typing", Some(9), false), NOW_MS)
+        .await
+        .unwrap();
+    assert_eq!(next_on_both().await.frame_type(), "typing");
     assert_eq!(
-        append(&mut conn, &update(Some(7)), NOW_MS).await.unwrap(),
+        append(&mut conn, &frame("message.stale", Some(7), false), NOW_MS)
+            .await
+            .unwrap(),
         AppendOutcome::Fenced
     );
+    assert_eq!(
+        append(&mut conn, &frame("message.stale", Some(7), true), NOW_MS)
+            .await
+            .unwrap(),
+        AppendOutcome::Fenced
+    );
+    append(&mut conn, &frame("message.end", Some(9), true), NOW_MS)
+        .await
+        .unwrap();
+    assert_eq!(next_on_both().await.frame_type(), "message.end");
 }

@@ -112,7 +112,7 @@ pub struct Restarting;
 #[rtype(result = "usize")]
 pub struct Drain;
 
-/// A frame read from this node's delivery stream, for all local sessions of its account.
+/// A frame from this node's live channel, for all local sessions of its account.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Dispatch {
@@ -435,7 +435,9 @@ impl Handler<BackendNotice> for Registry {
 
     fn handle(&mut self, notice: BackendNotice, ctx: &mut Self::Context) {
         match notice {
-            BackendNotice::Degraded | BackendNotice::PresenceRestored => self.tell_sessions(notice),
+            BackendNotice::Degraded
+            | BackendNotice::PresenceRestored
+            | BackendNotice::LiveResumed => self.tell_sessions(notice),
             // Presence may have been forgotten (or lost with the data): hold it again first.
             BackendNotice::Online | BackendNotice::DataLost(_) => self.hold_all(ctx, Some(notice)),
         }

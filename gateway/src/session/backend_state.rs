@@ -96,7 +96,9 @@ impl Handler<BackendNotice> for Session {
                 self.send_status(ctx, StatusState::Online);
                 self.catch_up_after_outage(ctx);
             }
-            BackendNotice::PresenceRestored => self.catch_up_after_outage(ctx),
+            BackendNotice::PresenceRestored | BackendNotice::LiveResumed => {
+                self.catch_up_after_outage(ctx)
+            }
             BackendNotice::DataLost(_) => {
                 self.send_status(ctx, StatusState::Online);
                 self.reset_after_data_loss(ctx);

@@ -1,17 +1,15 @@
 //! Frames on their way to devices: the [`RoutedFrame`] that outbox entries and gateway
-//! delivery-stream entries both carry, and the per-gateway-node delivery streams.
+//! live-channel messages both carry, and the per-gateway-node live channels.
 //!
-//! A worker publishes a frame once per gateway node that holds a device of the account
-//! (never once per device); each gateway reads its own stream with one blocking read
-//! ([`read_node_stream`]), fans the frame out to its sessions and keeps its stream from
-//! expiring ([`renew_node_stream`]).
+//! A frame is published once per gateway node that holds a device of the account (never
+//! once per device); each gateway takes its own channel with one subscription
+//! ([`subscribe_node`]) and fans the frame out to its sessions.
 
-mod node_stream;
+mod node_channel;
 
 use crate::protocol::{ServerBody, ServerFrame};
-pub use node_stream::{
-    add_publish_to_nodes, announce_revoked_token, publish_to_nodes, read_node_stream,
-    renew_node_stream, NodeStreamEntry, NODE_STREAM_MAX_LEN, NODE_STREAM_TTL_SECS,
+pub use node_channel::{
+    announce_revoked_token, decode, message, message_template, publish_to_nodes, subscribe_node,
 };
 
 /// A server frame addressed within one account.
@@ -39,7 +37,7 @@ pub struct RoutedFrame {
     pub emitted_us: Option<u64>,
 }
 
-/// Field names of a frame's stream entry (outbox and delivery streams).
+/// Field names of a frame's outbox entry.
 mod field {
     pub const FRAME: &str = "f";
     pub const ORIGIN_DEVICE: &str = "o";

@@ -161,6 +161,9 @@ pub struct Append {
     /// A finished message to add to the chat history (indexed by its id, for paging and
     /// receipts).
     pub history: Option<MessagePayload>,
+    /// Publish the frame on the live channels of the nodes holding the account's devices,
+    /// in the same step (see [`crate::delivery`]).
+    pub publish_live: bool,
 }
 
 /// Result of [`append`].
@@ -184,15 +187,13 @@ pub enum AppendOutcome {
     Fenced,
 }
 
-/// Appends one frame atomically: fence check, de-duplication, seq, outbox, history.
+/// Appends one frame atomically: fence check, de-duplication, seq, outbox, history, and
+/// its live publication (live-only frames too: for them the script checks only the fence).
 pub async fn append<C: ConnectionLike + Send>(
     conn: &mut C,
     request: &Append,
     now_ms: u64,
 ) -> redis::RedisResult<AppendOutcome> {
-    if let Some(outcome) = live_only(conn, request).await? {
-        return Ok(outcome);
-    }
     let keys = AccountKeys::new(&request.frame.account);
     let (effects_key, effect_field) = match &request.effect {
         Some(effect) => (
@@ -210,6 +211,10 @@ pub async fn append<C: ConnectionLike + Send>(
         .history
         .as_ref()
         .and_then(|message| message.message_id.as_deref());
+    let live_message = request
+        .publish_live
+        .then(|| crate::delivery::message_template(frame));
+    let (channel_before, channel_after) = crate::keys::node_live_affixes();
     let reply: Vec<redis::Value> = scripts::OUTBOX_APPEND
         .key(keys.outbox())
         .key(keys.outbox_meta())
@@ -248,6 +253,9 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(LOST_RANGES_KEPT)
         .arg(EXPIRY_RENEWAL_SECS)
         .arg(AccountKeys::history_renewed_field(&request.chat_id))
+        .arg(live_message.as_deref().unwrap_or(""))
+        .arg(&channel_before)
+        .arg(channel_after)
         .invoke_async(conn)
         .await?;
     let number = |index: usize| -> u64 {
@@ -266,42 +274,6 @@ pub async fn append<C: ConnectionLike + Send>(
         1 => AppendOutcome::Written { seq, nodes },
         2 => AppendOutcome::AlreadyWritten { seq, nodes },
         _ => AppendOutcome::Fenced,
-    })
-}
-
-/// A live-only frame (`message.update`, typing, ...: nothing kept, nothing de-duplicated)
-/// needs only the fence check and the account's nodes: read in one pipeline of plain
-/// commands rather than the script. `None` when the script must run after all: the frame
-/// is kept, or its writer's fence is above the chat's (the script raises the chat's).
-async fn live_only<C: ConnectionLike + Send>(
-    conn: &mut C,
-    request: &Append,
-) -> redis::RedisResult<Option<AppendOutcome>> {
-    if request.outboxed || request.effect.is_some() || request.history.is_some() {
-        return Ok(None);
-    }
-    let keys = AccountKeys::new(&request.frame.account);
-    let mut pipe = redis::pipe();
-    pipe.cmd("ZRANGE").arg(keys.presence()).arg(0).arg(-1);
-    if request.fence.is_some() {
-        pipe.cmd("GET").arg(keys.chat_fence(&request.chat_id));
-    }
-    let (members, chat_fence): (Vec<String>, Option<Option<u64>>) = match request.fence {
-        Some(_) => pipe.query_async(conn).await?,
-        None => {
-            let (members,): (Vec<String>,) = pipe.query_async(conn).await?;
-            (members, None)
-        }
-    };
-    let written = AppendOutcome::Written {
-        seq: None,
-        nodes: crate::presence::distinct_nodes(&members),
-    };
-    Ok(match (request.fence, chat_fence.flatten().unwrap_or(0)) {
-        (None, _) => Some(written),
-        (Some(fence), chat) if fence == chat => Some(written),
-        (Some(fence), chat) if fence < chat => Some(AppendOutcome::Fenced),
-        _ => None,
     })
 }
 

@@ -20,6 +20,13 @@
 -- ARGV[17] least jump of a rebase                   ARGV[18] lost ranges kept
 -- ARGV[19] how often (s) the expiries of the outbox, its meta and a history are renewed
 -- ARGV[20] the meta field stamping the chat history's renewal
+-- ARGV[21] the live-channel message without its seq ('' = not published)
+-- ARGV[22], ARGV[23] what goes before and after a node id to name its live channel
+--
+-- The frame is published live (written now, or written before by an earlier attempt:
+-- devices drop seqs they have) on the live channel of every node holding a device of the
+-- account, as '<seq>\n' .. ARGV[21] ('' for a live-only frame), in the same step as the
+-- append, so a device never waits for a second round trip.
 --
 -- Expiries are renewed when due, not on every append: each renewal sets retention +
 -- ARGV[19] and stamps the meta (field exp, and ARGV[20] for a chat's history) with the
@@ -52,6 +59,7 @@ local renew_every = tonumber(ARGV[19])
 local kept_for = tonumber(retention) + renew_every
 local now_ms = tonumber(now)
 local history_stamp = ARGV[20]
+local live_message, channel_before, channel_after = ARGV[21], ARGV[22], ARGV[23]
 
 -- Whether an expiry stamped at `stamp` (ms, nil = never) is due for renewal.
 local function due(stamp)
@@ -136,11 +144,23 @@ for _, member in ipairs(redis.call('ZRANGE', presence, 0, -1)) do
   end
 end
 
+-- Publishes the frame, at `seq` (0 = live only), to the nodes listed in the reply.
+local function publish_live(seq)
+  if live_message == '' then
+    return
+  end
+  local message = (seq > 0 and string.format('%.0f', seq) or '') .. '\n' .. live_message
+  for i = 3, #reply do
+    redis.call('PUBLISH', channel_before .. reply[i] .. channel_after, message)
+  end
+end
+
 local effects_marked = true
 if effect_id ~= '' then
   local seen = redis.call('HMGET', effects, effect_id, '_ttl')
   if seen[1] then
     reply[1], reply[2] = 2, tonumber(seen[1])
+    publish_live(reply[2])
     return reply
   end
   effects_marked = seen[2] ~= false
@@ -205,4 +225,5 @@ if effect_id ~= '' then
     redis.call('EXPIRE', effects, effects_ttl)
   end
 end
+publish_live(reply[2])
 return reply

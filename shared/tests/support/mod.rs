@@ -61,6 +61,15 @@ impl Redis {
     }
 }
 
+impl Redis {
+    /// A pub/sub connection to the server.
+    #[allow(dead_code)] // each test binary compiles this module; only some subscribe
+    pub async fn pubsub(&self) -> redis::aio::PubSub {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)).unwrap();
+        client.get_async_pubsub().await.unwrap()
+    }
+}
+
 impl Drop for Redis {
     fn drop(&mut self) {
         let _ = self.child.kill();
