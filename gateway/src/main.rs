@@ -9,7 +9,8 @@
 //! - `session`: the session actor, one per WebSocket (pairing, requests, replays).
 //! - `cursor`: a device's outbox position and the exactly-once delivery rules.
 //! - `registry`: the actor that maps accounts to local sessions and keeps presence.
-//! - `delivery_loop`: the node's one subscription, to its live channel.
+//! - `delivery_loop`: the node's one subscription, to the live channels of its accounts.
+//! - `live_subscriptions`: which accounts' channels it listens to.
 //! - `backend_notice`: what sessions are told when Redis goes, comes back, or lost its data.
 //! - `backend_watch`: the actor that decides whether Redis is reachable and intact
 //!   (degraded status, lost-data resets).
@@ -35,6 +36,7 @@ mod hello_limit;
 mod http;
 mod http_guard;
 mod listeners;
+mod live_subscriptions;
 mod metrics;
 mod presence_holds;
 mod rate_limit;
@@ -64,6 +66,7 @@ use crate::backend_watch::BackendWatch;
 use crate::config::{GatewayArgs, SessionLimits};
 use crate::hello_limit::HelloLimiter;
 use crate::listeners::Listeners;
+use crate::live_subscriptions::LiveSubscriptions;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::state::GatewayState;
@@ -241,11 +244,13 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
         tracing::info!(store = media.url(), "media store");
         let metrics: Arc<Metrics> = Arc::default();
         metrics.register(&telemetry::meter("iris-gateway"));
+        let (live, live_changes) = LiveSubscriptions::new();
         let registry = Registry::new(
             node_id.clone(),
             redis.clone(),
             gateway.send_queue_limits(),
             metrics.clone(),
+            live,
         )
         .start();
         let state = GatewayState {
@@ -272,7 +277,12 @@ fn serve(cluster: ClusterArgs, gateway: GatewayArgs, node_id: Arc<str>) -> anyho
             media,
         };
         let registry_for_drain = registry.clone();
-        actix_web::rt::spawn(delivery_loop::run(endpoint, state.clone(), registry));
+        actix_web::rt::spawn(delivery_loop::run(
+            endpoint,
+            state.clone(),
+            registry,
+            live_changes,
+        ));
         BackendWatch::new(state.clone()).start();
         let draining = state.draining.clone();
         let metrics_for_drain = state.metrics.clone();

@@ -20,7 +20,7 @@ iris_shared::metric_set! {
         rate_limited_total: counter = "Frames refused over the per-connection rate limit.",
         requests_forwarded_total: counter = "Requests forwarded to workers.",
         outbox_appends_total: counter = "Frames this gateway appended to account outboxes: users' own messages (and agent.busy when no worker held the chat).",
-        deliveries_total: counter = "Messages taken from this node's live channel.",
+        deliveries_total: counter = "Messages taken from the live channels of this node's accounts.",
         syncs_total: counter = "sync requests answered.",
         sync_resets_total: counter = "sync requests answered with reset.",
         replayed_frames_total: counter = "Outbox frames sent by sync replays and gap fills.",

@@ -100,6 +100,11 @@ impl AccountKeys {
     pub fn presence(&self) -> String {
         format!("{}:presence", self.tag)
     }
+    /// The account's live channel (Pub/Sub; not a key): every gateway node holding a device
+    /// of the account subscribes to it.
+    pub fn live(&self) -> String {
+        format!("{}:live", self.tag)
+    }
     /// The account's channels.
     pub fn channels(&self) -> String {
         format!("{}:channels", self.tag)
@@ -258,16 +263,6 @@ pub fn shard_epoch(n: u32) -> String {
 /// What the workers' upstream agent can do, and what devices are pushed with.
 pub fn agent_caps() -> String {
     format!("{PREFIX}:agent")
-}
-
-/// Live channel (Pub/Sub) of gateway node `node_id`.
-pub fn node_live(node_id: &str) -> String {
-    format!("{PREFIX}:node:{node_id}:live")
-}
-
-/// What the append script puts around a node id to name its live channel.
-pub fn node_live_affixes() -> (String, &'static str) {
-    (format!("{PREFIX}:node:"), ":live")
 }
 
 /// Push notifications waiting to be sent (see [`crate::push`]).

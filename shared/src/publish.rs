@@ -1,5 +1,6 @@
 //! Writing one frame of a chat: atomically to the account's outbox (seq, fence,
-//! de-duplication, history) and live to the gateway nodes holding the account's devices,
+//! de-duplication, history) and live on the account's channel (to the gateway nodes
+//! holding its devices),
 //! then, for the frames that have them, its push job and search entry in one more round
 //! trip nobody waits for.
 //!
@@ -14,7 +15,6 @@ use tracing::Instrument as _;
 use crate::clock::{now_ms, now_us};
 use crate::delivery::RoutedFrame;
 use crate::outbox::{self, Append, AppendOutcome, EffectId};
-use crate::presence;
 use crate::protocol::{MessagePayload, ServerFrame};
 use crate::push::{self, push_for, PushJob};
 use crate::redis_conn::{Connection, PoolError};
@@ -193,18 +193,13 @@ async fn write(
         history: outgoing.history,
         publish_live: true,
     };
-    let (seq, nodes, appended) = match outbox::append(conn, &append, now_ms()).await? {
-        AppendOutcome::Written { seq, nodes } => (seq, nodes, seq.is_some()),
-        AppendOutcome::AlreadyWritten { seq, nodes } => (seq, nodes, false),
+    let (seq, appended) = match outbox::append(conn, &append, now_ms()).await? {
+        AppendOutcome::Written { seq } => (seq, seq.is_some()),
+        AppendOutcome::AlreadyWritten { seq } => (seq, false),
         AppendOutcome::Fenced => return Err(PublishError::Fenced),
     };
-    // The rest goes out in one round trip: forgetting the holds of nodes that died, the
-    // push job and the search entry.
-    let split = conn.live_gateways().split(conn, nodes, now_ms()).await?;
+    // The rest goes out in one round trip: the push job and the search entry.
     let mut after = redis::pipe();
-    if !split.dead.is_empty() {
-        presence::add_forget_dead(&mut after, &scope.account, &split.dead, now_ms());
-    }
     if let (Some(seq), Some((kind, title, body))) = (seq, push_for(&frame.body)) {
         // Also after `AlreadyWritten`: the dispatcher pushes each (device, seq) once.
         let job = PushJob {

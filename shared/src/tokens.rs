@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::now_ms;
 use crate::keys::{self, is_valid_account, AccountKeys};
-use crate::{delivery, devices, presence, push};
+use crate::{delivery, devices, push};
 
 /// Prefix that makes a token recognisable in logs and secret scanners.
 const TOKEN_PREFIX: &str = "iris_";
@@ -158,8 +158,7 @@ async fn disconnect<C: ConnectionLike + Send>(
     account: &str,
     token_hash: &str,
 ) -> Result<(), TokenError> {
-    let nodes = presence::nodes(conn, account).await?;
-    delivery::announce_revoked_token(conn, account, token_hash, &nodes).await?;
+    delivery::announce_revoked_token(conn, account, token_hash).await?;
     forget_push_targets(conn, account, id_of(token_hash)).await
 }
 

@@ -1,7 +1,8 @@
 //! Live publication against a private, real `redis-server`: the append script publishes a
-//! frame on the live channel of every node holding a device of the account in the same
-//! step as its append (no second round trip), kept frames with their seq and live-only
-//! frames without, and never a frame of a writer the chat's fence refuses.
+//! frame once on the account's live channel, which every gateway node holding one of its
+//! devices subscribes to, in the same step as its append (no second round trip): kept
+//! frames with their seq, live-only frames without, and never a frame of a writer the
+//! chat's fence refuses.
 
 mod support;
 
@@ -12,9 +13,8 @@ use redis::aio::MultiplexedConnection;
 use support::{command_calls, Redis};
 
 use iris_shared::delivery::{self, RoutedFrame};
-use iris_shared::keys::{self, AccountKeys};
+use iris_shared::keys::AccountKeys;
 use iris_shared::outbox::{append, Append, AppendOutcome};
-use iris_shared::presence;
 
 const ACCOUNT: &str = "ivy";
 const CHAT: &str = "android:default";
@@ -41,23 +41,15 @@ async fn chat_fence(conn: &mut MultiplexedConnection) -> Option<u64> {
 }
 
 #[tokio::test]
-async fn a_frame_is_published_to_the_accounts_nodes_in_its_append_and_only_by_the_chats_owner() {
+async fn a_frame_is_published_once_to_its_accounts_channel_in_its_append_and_only_by_the_chats_owner(
+) {
     let redis = Redis::start();
     let mut conn = redis.connect().await;
-    let held = [
-        (ACCOUNT.to_owned(), "phone".to_owned()),
-        (ACCOUNT.to_owned(), "tablet".to_owned()),
-    ];
-    presence::hold(&mut conn, "gw-a", &held, 1, NOW_MS)
-        .await
-        .unwrap();
-    presence::hold(&mut conn, "gw-b", &held[..1], 1, NOW_MS)
-        .await
-        .unwrap();
+    let channel = AccountKeys::new(ACCOUNT).live();
     let mut gw_a = redis.pubsub().await;
-    gw_a.subscribe(keys::node_live("gw-a")).await.unwrap();
+    gw_a.subscribe(&channel).await.unwrap();
     let mut gw_b = redis.pubsub().await;
-    gw_b.subscribe(keys::node_live("gw-b")).await.unwrap();
+    gw_b.subscribe(&channel).await.unwrap();
     let mut gw_a = gw_a.into_on_message();
     let mut gw_b = gw_b.into_on_message();
     let mut next_on_both = async || {
@@ -88,8 +80,8 @@ async fn a_frame_is_published_to_the_accounts_nodes_in_its_append_and_only_by_th
         .unwrap();
     assert_eq!(
         command_calls(&mut conn, &["eval", "evalsha", "publish"]).await,
-        before + 3,
-        "one script call, publishing to each node"
+        before + 2,
+        "one script call, publishing once"
     );
     assert_eq!(next_on_both().await.frame_type(), "typing");
     assert_eq!(

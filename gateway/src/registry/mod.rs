@@ -32,6 +32,7 @@ use iris_shared::delivery::RoutedFrame;
 use iris_shared::presence::{self, gateways};
 
 use crate::backlog::CatchUpFrames;
+use crate::live_subscriptions::LiveSubscriptions;
 use crate::metrics::Metrics;
 use crate::presence_holds::{DeviceKey, PresenceHolds};
 use crate::send_queue::{SendQueue, SendQueueLimits};
@@ -52,8 +53,9 @@ pub struct Deliver {
     pub frame: Arc<RoutedFrame>,
 }
 
-/// A paired session joins its account; answered once the node's presence for the account
-/// is recorded in Redis, so no frame appended afterwards can miss this node.
+/// A paired session joins its account; answered once the node's presence for the device is
+/// recorded in Redis and the node listens to the account's live channel, so no frame
+/// written afterwards can miss this node.
 #[derive(Message)]
 #[rtype(result = "Result<(), redis::RedisError>")]
 pub struct Register {
@@ -137,6 +139,8 @@ pub struct Registry {
     metrics: Arc<Metrics>,
     /// The ids of this node's presence holds and the writes in flight.
     holds: PresenceHolds,
+    /// The accounts whose live channels the node listens to.
+    live: LiveSubscriptions,
     /// When the last announcement that succeeded was sent: if the next one goes out later
     /// than the liveness lasts, other nodes may have forgotten this node's holds.
     announced_at: Option<Instant>,
@@ -157,6 +161,7 @@ impl Registry {
         redis: Pool,
         limits: SendQueueLimits,
         metrics: Arc<Metrics>,
+        live: LiveSubscriptions,
     ) -> Self {
         Self {
             node_id,
@@ -164,6 +169,7 @@ impl Registry {
             accounts: HashMap::new(),
             lagging: HashSet::new(),
             holds: PresenceHolds::default(),
+            live,
             announced_at: None,
             limits,
             metrics,
@@ -327,29 +333,36 @@ impl Handler<Register> for Registry {
     type Result = ResponseActFuture<Self, Result<(), redis::RedisError>>;
 
     fn handle(&mut self, msg: Register, _ctx: &mut Self::Context) -> Self::Result {
-        self.accounts
-            .entry(msg.account.clone())
-            .or_default()
-            .insert(
-                msg.session_id,
-                SessionHandle {
-                    device_id: msg.device_id.clone(),
-                    deliver: msg.recipient,
-                    drain: msg.drain,
-                    backpressure: msg.backpressure,
-                    queue: msg.queue,
-                    backlog: None,
-                    closing: false,
-                    backend: msg.backend,
-                },
-            );
+        let sessions = self.accounts.entry(msg.account.clone()).or_default();
+        let listening = (sessions.is_empty()).then(|| self.live.join(&msg.account));
+        sessions.insert(
+            msg.session_id,
+            SessionHandle {
+                device_id: msg.device_id.clone(),
+                deliver: msg.recipient,
+                drain: msg.drain,
+                backpressure: msg.backpressure,
+                queue: msg.queue,
+                backlog: None,
+                closing: false,
+                backend: msg.backend,
+            },
+        );
         let device: DeviceKey = (msg.account, msg.device_id);
         let hold_id = self.holds.begin_hold(device.clone(), now_ms());
         let (redis, node) = (self.redis.clone(), self.node_id.clone());
         let held = [device.clone()];
         let writing = async move {
-            let mut conn = redis.get().await.map_err(pool_error)?;
-            presence::hold(&mut conn, &node, &held, hold_id, now_ms()).await
+            let holding = async {
+                let mut conn = redis.get().await.map_err(pool_error)?;
+                presence::hold(&mut conn, &node, &held, hold_id, now_ms()).await
+            };
+            let listening = async {
+                if let Some(listening) = listening {
+                    listening.await;
+                }
+            };
+            futures_util::join!(holding, listening).0
         };
         Box::pin(writing.into_actor(self).map(move |result, act, ctx| {
             act.hold_ended(&device, ctx);
@@ -378,6 +391,7 @@ impl Handler<Unregister> for Registry {
         let device_still_here = sessions.values().any(|s| s.device_id == left.device_id);
         if sessions.is_empty() {
             self.accounts.remove(&msg.account);
+            self.live.leave(&msg.account);
         }
         if device_still_here {
             return;

@@ -16,6 +16,9 @@ use crate::backend_notice::BackendNotice;
 use crate::cursor::DeliveryCursor;
 use crate::metrics;
 
+/// How soon a catch-up read that failed after the live subscription came back is tried again.
+const CATCH_UP_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl Session {
     fn send_status(&self, ctx: &mut ws::WebsocketContext<Self>, state: StatusState) {
         let status = Status {
@@ -32,6 +35,18 @@ impl Session {
         ctx: &mut ws::WebsocketContext<Self>,
         then: impl FnOnce(u64, &mut Self, &mut ws::WebsocketContext<Self>) + 'static,
     ) {
+        self.read_outbox_head(ctx, move |result, act, ctx| match result {
+            Ok(head) => then(head, act, ctx),
+            Err(err) => act.give_up_on_backend(ctx, None, &err),
+        });
+    }
+
+    /// Reads the outbox head, then `then` with the outcome.
+    fn read_outbox_head(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        then: impl FnOnce(Result<u64, String>, &mut Self, &mut ws::WebsocketContext<Self>) + 'static,
+    ) {
         let Some(device) = &self.device else { return };
         let redis = self.state.redis.clone();
         let account = device.account.clone();
@@ -45,27 +60,48 @@ impl Session {
         ctx.spawn(
             read_head
                 .into_actor(self)
-                .map(move |result, act, ctx| match result {
-                    Ok(head) => then(head, act, ctx),
-                    Err(err) => act.give_up_on_backend(ctx, None, &err),
-                }),
+                .map(move |result, act, ctx| then(result, act, ctx)),
         );
+    }
+
+    /// The node's live subscription was made again: fill what it missed up to the head.
+    /// Redis may not answer every connection yet (the subscription can come back before
+    /// the pool's connections do), so a failed read is tried again shortly; once the node
+    /// counts Redis as unreachable, the `online` notice that follows catches up instead.
+    fn catch_up_after_resubscribing(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        self.read_outbox_head(ctx, |result, act, ctx| match result {
+            Ok(head) => act.catch_up_to(head, ctx),
+            Err(_) if act.state.is_degraded() => {}
+            Err(err) => {
+                tracing::debug!(%err, session = act.id, "catch-up read failed; trying again");
+                ctx.run_later(CATCH_UP_RETRY, |act, ctx| {
+                    act.catch_up_after_resubscribing(ctx)
+                });
+            }
+        });
     }
 
     /// Redis is back with its data: fill whatever live delivery missed up to the head.
     fn catch_up_after_outage(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
-        self.with_outbox_head(ctx, |head, act, ctx| {
-            if act.awaiting_window {
-                return; // a sync is about to replay from the outbox anyway
-            }
-            // Everything up to the head is owed; a replay under way reads it when it ends.
-            let Some(range) = act.cursor.as_mut().and_then(|c| c.on_skipped(head)) else {
-                return;
-            };
-            tracing::info!(session = act.id, ?range, "catching up after a Redis outage");
-            metrics::incr(&act.state.metrics.gap_fills_total);
-            act.start_replay(range, ReplayPurpose::GapFill, ctx);
-        });
+        self.with_outbox_head(ctx, |head, act, ctx| act.catch_up_to(head, ctx));
+    }
+
+    /// Replays whatever up to `head` this session has not delivered.
+    fn catch_up_to(&mut self, head: u64, ctx: &mut ws::WebsocketContext<Self>) {
+        if self.awaiting_window {
+            return; // a sync is about to replay from the outbox anyway
+        }
+        // Everything up to the head is owed; a replay under way reads it when it ends.
+        let Some(range) = self.cursor.as_mut().and_then(|c| c.on_skipped(head)) else {
+            return;
+        };
+        tracing::info!(
+            session = self.id,
+            ?range,
+            "catching up on what live delivery missed"
+        );
+        metrics::incr(&self.state.metrics.gap_fills_total);
+        self.start_replay(range, ReplayPurpose::GapFill, ctx);
     }
 
     /// Redis lost the outbox: the device continues from the new head, and is told so.
@@ -96,9 +132,8 @@ impl Handler<BackendNotice> for Session {
                 self.send_status(ctx, StatusState::Online);
                 self.catch_up_after_outage(ctx);
             }
-            BackendNotice::PresenceRestored | BackendNotice::LiveResumed => {
-                self.catch_up_after_outage(ctx)
-            }
+            BackendNotice::PresenceRestored => self.catch_up_after_outage(ctx),
+            BackendNotice::LiveResumed => self.catch_up_after_resubscribing(ctx),
             BackendNotice::DataLost(_) => {
                 self.send_status(ctx, StatusState::Online);
                 self.reset_after_data_loss(ctx);

@@ -1,16 +1,14 @@
 //! Frames on their way to devices: the [`RoutedFrame`] that outbox entries and gateway
 //! live-channel messages both carry, and the per-gateway-node live channels.
 //!
-//! A frame is published once per gateway node that holds a device of the account (never
-//! once per device); each gateway takes its own channel with one subscription
-//! ([`subscribe_node`]) and fans the frame out to its sessions.
+//! A frame is published once on its account's live channel (never once per device or per
+//! node); each gateway subscribes, on one connection, to the channels of the accounts whose
+//! devices it holds and fans each frame out to their sessions.
 
-mod node_channel;
+mod live_channel;
 
 use crate::protocol::{ServerBody, ServerFrame};
-pub use node_channel::{
-    announce_revoked_token, decode, message, message_template, publish_to_nodes, subscribe_node,
-};
+pub use live_channel::{announce_revoked_token, decode, message, message_template};
 
 /// A server frame addressed within one account.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -161,8 +161,8 @@ pub struct Append {
     /// A finished message to add to the chat history (indexed by its id, for paging and
     /// receipts).
     pub history: Option<MessagePayload>,
-    /// Publish the frame on the live channels of the nodes holding the account's devices,
-    /// in the same step (see [`crate::delivery`]).
+    /// Publish the frame on the account's live channel in the same step (see
+    /// [`crate::delivery`]).
     pub publish_live: bool,
 }
 
@@ -173,15 +173,11 @@ pub enum AppendOutcome {
     Written {
         /// Assigned outbox seq.
         seq: Option<u64>,
-        /// Gateway nodes holding the account's devices.
-        nodes: Vec<String>,
     },
     /// An earlier attempt at the same effect already wrote it.
     AlreadyWritten {
         /// That attempt's seq.
         seq: Option<u64>,
-        /// Gateway nodes holding the account's devices.
-        nodes: Vec<String>,
     },
     /// A newer owner of the chat has written; this writer must stop.
     Fenced,
@@ -214,13 +210,11 @@ pub async fn append<C: ConnectionLike + Send>(
     let live_message = request
         .publish_live
         .then(|| crate::delivery::message_template(frame));
-    let (channel_before, channel_after) = crate::keys::node_live_affixes();
     let reply: Vec<redis::Value> = scripts::OUTBOX_APPEND
         .key(keys.outbox())
         .key(keys.outbox_meta())
         .key(effects_key)
         .key(keys.chat_fence(&request.chat_id))
-        .key(keys.presence())
         .key(keys.history(&request.chat_id))
         .key(keys.messages())
         .arg(
@@ -254,8 +248,7 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(EXPIRY_RENEWAL_SECS)
         .arg(AccountKeys::history_renewed_field(&request.chat_id))
         .arg(live_message.as_deref().unwrap_or(""))
-        .arg(&channel_before)
-        .arg(channel_after)
+        .arg(keys.live())
         .invoke_async(conn)
         .await?;
     let number = |index: usize| -> u64 {
@@ -264,15 +257,10 @@ pub async fn append<C: ConnectionLike + Send>(
             .and_then(|value| redis::from_redis_value_ref::<u64>(value).ok())
             .unwrap_or(0)
     };
-    let nodes = reply
-        .iter()
-        .skip(2)
-        .filter_map(|value| redis::from_redis_value_ref::<String>(value).ok())
-        .collect();
     let seq = Some(number(1)).filter(|&seq| seq > 0);
     Ok(match number(0) {
-        1 => AppendOutcome::Written { seq, nodes },
-        2 => AppendOutcome::AlreadyWritten { seq, nodes },
+        1 => AppendOutcome::Written { seq },
+        2 => AppendOutcome::AlreadyWritten { seq },
         _ => AppendOutcome::Fenced,
     })
 }

@@ -5,8 +5,8 @@
 -- Atomic: fence check, de-duplication, seq assignment, outbox and history appends.
 --
 -- KEYS[1] outbox stream      KEYS[2] outbox meta hash   KEYS[3] turn effects hash
--- KEYS[4] chat fence         KEYS[5] presence zset      KEYS[6] history stream
--- KEYS[7] message index (message id -> '<chat>|<history entry id>')
+-- KEYS[4] chat fence         KEYS[5] history stream
+-- KEYS[6] message index (message id -> '<chat>|<history entry id>')
 -- ARGV[1] fencing token ('' = unfenced: a frame its request alone determines, written
 --         by whichever node gets to it first and de-duplicated by its effect id)
 -- ARGV[2] effect id ('' = not de-duplicated)
@@ -21,12 +21,13 @@
 -- ARGV[19] how often (s) the expiries of the outbox, its meta and a history are renewed
 -- ARGV[20] the meta field stamping the chat history's renewal
 -- ARGV[21] the live-channel message without its seq ('' = not published)
--- ARGV[22], ARGV[23] what goes before and after a node id to name its live channel
+-- ARGV[22] the account's live channel
 --
 -- The frame is published live (written now, or written before by an earlier attempt:
--- devices drop seqs they have) on the live channel of every node holding a device of the
--- account, as '<seq>\n' .. ARGV[21] ('' for a live-only frame), in the same step as the
--- append, so a device never waits for a second round trip.
+-- devices drop seqs they have) on the account's live channel, which every gateway node
+-- holding a device of the account subscribes to, as '<seq>\n' .. ARGV[21] ('' for a
+-- live-only frame), in the same step as the append, so a device never waits for a second
+-- round trip.
 --
 -- Expiries are renewed when due, not on every append: each renewal sets retention +
 -- ARGV[19] and stamps the meta (field exp, and ARGV[20] for a chat's history) with the
@@ -44,22 +45,20 @@
 -- into lost_floor). A device whose last seq is inside is reset; the others step over the
 -- jump, which holds no frame. A rebase where nothing was lost costs only the jump.
 --
--- Returns {status, seq, node...}: status 1 = written, 2 = already written by an earlier
--- attempt (seq is that attempt's), 0 = fenced off (a newer owner wrote for this chat; seq 0).
--- The nodes are the gateway nodes with a hold on the account's devices, live or not.
-local outbox, meta, effects, fence_key, presence, history =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+-- Returns {status, seq}: status 1 = written, 2 = already written by an earlier attempt (seq
+-- is that attempt's), 0 = fenced off (a newer owner wrote for this chat; seq 0).
+local outbox, meta, effects, fence_key, history = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local fence, effect_id, frame, origin, request_id, target =
   tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local max_len, now, history_entry, seq_base = ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 local effects_ttl, retention, outboxed = ARGV[11], ARGV[12], ARGV[13] == '1'
-local messages, message_id, chat_id = KEYS[7], ARGV[14], ARGV[15]
+local messages, message_id, chat_id = KEYS[6], ARGV[14], ARGV[15]
 local traceparent, jump, ranges_kept = ARGV[16], tonumber(ARGV[17]), tonumber(ARGV[18])
 local renew_every = tonumber(ARGV[19])
 local kept_for = tonumber(retention) + renew_every
 local now_ms = tonumber(now)
 local history_stamp = ARGV[20]
-local live_message, channel_before, channel_after = ARGV[21], ARGV[22], ARGV[23]
+local live_message, live_channel = ARGV[21], ARGV[22]
 
 -- Whether an expiry stamped at `stamp` (ms, nil = never) is due for renewal.
 local function due(stamp)
@@ -133,25 +132,13 @@ if fence then
   end
 end
 
--- The nodes holding the account's devices, each once (members are '<node>\n<device>'); the
--- writer keeps the live ones.
-local reply, listed = {1, 0}, {}
-for _, member in ipairs(redis.call('ZRANGE', presence, 0, -1)) do
-  local node = string.match(member, '^([^\n]*)')
-  if not listed[node] then
-    listed[node] = true
-    reply[#reply + 1] = node
-  end
-end
+local reply = {1, 0}
 
--- Publishes the frame, at `seq` (0 = live only), to the nodes listed in the reply.
+-- Publishes the frame, at `seq` (0 = live only), on the account's live channel.
 local function publish_live(seq)
-  if live_message == '' then
-    return
-  end
-  local message = (seq > 0 and string.format('%.0f', seq) or '') .. '\n' .. live_message
-  for i = 3, #reply do
-    redis.call('PUBLISH', channel_before .. reply[i] .. channel_after, message)
+  if live_message ~= '' then
+    local at = seq > 0 and string.format('%.0f', seq) or ''
+    redis.call('PUBLISH', live_channel, at .. '\n' .. live_message)
   end
 end
 

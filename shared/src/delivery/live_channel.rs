@@ -1,6 +1,6 @@
-//! The live channel of each gateway node (`iris:node:<id>:live`, Redis Pub/Sub): a written
-//! frame is published once per node holding a device of its account, by the append script
-//! itself, and the node's one subscription takes it.
+//! The live channel of each account (`iris:{a:A}:live`, Redis Pub/Sub): a written frame is
+//! published once on it, by the append script itself, and every gateway node holding a
+//! device of the account has subscribed to it (one connection per node for all of them).
 //!
 //! Pub/Sub keeps nothing, and need not: every frame a device must not lose is in the
 //! account's outbox first, under its seq. A node that was not subscribed for a while (a
@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::RoutedFrame;
-use crate::keys;
+use crate::keys::AccountKeys;
 
 /// A frame's addressing on a live channel (the frame JSON follows it).
 #[derive(Serialize, Deserialize, Default)]
@@ -86,41 +86,16 @@ pub async fn announce_revoked_token<C: redis::aio::ConnectionLike + Send>(
     conn: &mut C,
     account: &str,
     token_hash: &str,
-    nodes: &[String],
 ) -> redis::RedisResult<()> {
     let notice = RoutedFrame {
         revoked_token: Some(token_hash.to_owned()),
         ..RoutedFrame::new(account, None, "{}")
     };
-    publish_to_nodes(conn, &notice, nodes).await
-}
-
-/// Publishes `frame` on the live channels of `nodes`, in one round trip.
-pub async fn publish_to_nodes<C: redis::aio::ConnectionLike + Send>(
-    conn: &mut C,
-    frame: &RoutedFrame,
-    nodes: &[String],
-) -> redis::RedisResult<()> {
-    if nodes.is_empty() {
-        return Ok(());
-    }
-    let message = message(frame);
-    let mut pipe = redis::pipe();
-    for node in nodes {
-        pipe.cmd("PUBLISH")
-            .arg(keys::node_live(node))
-            .arg(&message)
-            .ignore();
-    }
-    pipe.query_async(conn).await
-}
-
-/// Subscribes `pubsub` to the live channel of gateway node `node_id`.
-pub async fn subscribe_node(
-    pubsub: &mut redis::aio::PubSubSink,
-    node_id: &str,
-) -> redis::RedisResult<()> {
-    pubsub.subscribe(keys::node_live(node_id)).await
+    redis::cmd("PUBLISH")
+        .arg(AccountKeys::new(account).live())
+        .arg(message(&notice))
+        .query_async(conn)
+        .await
 }
 
 #[cfg(test)]
