@@ -142,26 +142,58 @@ pub async fn publish(
     scope: &ChatScope,
     outgoing: Outgoing,
 ) -> Result<Published, PublishError> {
-    let span = crate::traced_span!(
-        "iris.emit",
-        otel.kind = "producer",
-        messaging.system = "redis",
-        messaging.operation.type = "send",
-        frame = outgoing.frame.body.type_name(),
-        chat = %scope.chat_id
-    );
+    let span = emit_span(scope, &outgoing);
     let trace_parent = crate::telemetry::propagation::traceparent_of(&span);
     write(conn, scope, outgoing, trace_parent)
         .instrument(span)
         .await
 }
 
-async fn write(
+/// Publishes a live-only frame (`message.update`, `tool.start`, ...) with one `PUBLISH` on
+/// the account's channel: no script, no fence check. Only for a writer that knows no newer
+/// owner of the chat can exist (its partition lease is surely still its own); a frame
+/// that is kept, or that is an effect, is written by [`publish`] instead.
+pub async fn publish_live(
     conn: &mut Connection,
     scope: &ChatScope,
     outgoing: Outgoing,
-    trace_parent: Option<String>,
 ) -> Result<Published, PublishError> {
+    let kept = outgoing.frame.body.is_never_dropped()
+        || outgoing.effect.is_some()
+        || outgoing.history.is_some();
+    if kept {
+        return publish(conn, scope, outgoing).await;
+    }
+    let span = emit_span(scope, &outgoing);
+    let trace_parent = crate::telemetry::propagation::traceparent_of(&span);
+    let (_, routed) = addressed(scope, outgoing, trace_parent);
+    let mut publishing = redis::cmd("PUBLISH");
+    publishing
+        .arg(crate::keys::AccountKeys::new(&scope.account).live())
+        .arg(crate::delivery::message(&routed));
+    publishing.query_async::<()>(conn).instrument(span).await?;
+    Ok(Published { appended: false })
+}
+
+/// The `iris.emit` producer span of writing `outgoing`.
+fn emit_span(scope: &ChatScope, outgoing: &Outgoing) -> tracing::Span {
+    crate::traced_span!(
+        "iris.emit",
+        otel.kind = "producer",
+        messaging.system = "redis",
+        messaging.operation.type = "send",
+        frame = outgoing.frame.body.type_name(),
+        chat = %scope.chat_id
+    )
+}
+
+/// `outgoing`'s frame as written for `scope` (a thread's frames carry its parent as
+/// `chat_id`; `id` and `seq` are set per device at delivery), and routed.
+fn addressed(
+    scope: &ChatScope,
+    outgoing: Outgoing,
+    trace_parent: Option<String>,
+) -> (ServerFrame, RoutedFrame) {
     let mut frame = outgoing.frame;
     frame.id = None;
     frame.seq = None;
@@ -172,7 +204,6 @@ async fn write(
         }
         None => frame.chat_id = Some(scope.chat_id.clone()),
     }
-    let outboxed = frame.body.is_never_dropped();
     let routed = RoutedFrame {
         account: scope.account.clone(),
         seq: None,
@@ -184,13 +215,25 @@ async fn write(
         trace_parent,
         emitted_us: Some(now_us()),
     };
+    (frame, routed)
+}
+
+async fn write(
+    conn: &mut Connection,
+    scope: &ChatScope,
+    mut outgoing: Outgoing,
+    trace_parent: Option<String>,
+) -> Result<Published, PublishError> {
+    let (effect, history) = (outgoing.effect.take(), outgoing.history.take());
+    let (frame, routed) = addressed(scope, outgoing, trace_parent);
+    let outboxed = frame.body.is_never_dropped();
     let append = Append {
         frame: routed,
         chat_id: scope.chat_id.clone(),
         fence: scope.fence,
-        effect: outgoing.effect,
+        effect,
         outboxed,
-        history: outgoing.history,
+        history,
         publish_live: true,
     };
     let (seq, appended) = match outbox::append(conn, &append, now_ms()).await? {

@@ -3,7 +3,9 @@
 //! reads one from its inbound stream (sent by a gateway of an earlier release).
 //!
 //! Each is written once: its effect is keyed by the request's idempotency key when it has
-//! one (a retried publish gives one message), by a unique origin otherwise.
+//! one (a retried publish gives one message), by a unique origin otherwise (a worker reading
+//! the request again after a takeover writes it once). A gateway writes a request without a
+//! key as no effect at all: it writes it once, and a client that retries sends a new one.
 
 use crate::clock::now_ms;
 use crate::inbound::ServerRequest;
@@ -30,6 +32,11 @@ impl Origin {
             _ => unique,
         };
         Self { partition, id }
+    }
+
+    /// Whether the request named an idempotency key.
+    pub fn is_keyed(&self) -> bool {
+        self.id.starts_with("k-")
     }
 
     /// The effect id its one frame is written as.
@@ -92,8 +99,10 @@ mod tests {
         let by_worker = Origin::of(&publish(Some("job-7")), 3, "1700000000000-0".into());
         assert_eq!(by_gateway, by_worker);
         assert_eq!(by_gateway.effect().entry_id, "k-job-7");
+        assert!(by_gateway.is_keyed());
         let unkeyed = Origin::of(&publish(None), 3, "g2".into());
         assert_eq!(unkeyed.id, "g2");
+        assert!(!unkeyed.is_keyed());
         let frame = outgoing(publish(None), &unkeyed, 5).frame;
         let ServerBody::Message(message) = frame.body else {
             panic!("a publish is a message");

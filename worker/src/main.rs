@@ -168,7 +168,8 @@ fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
             until_redis_takes("preparing push jobs", || dispatcher.prepare()).await;
             actix::spawn(dispatcher.run());
         }
-        let publisher = Publisher::new(redis.clone());
+        let confirmations = LeaseConfirmations::default();
+        let publisher = Publisher::new(redis.clone(), confirmations.clone());
         let default_busy_policy = cli.worker.busy_policy;
         let deps_redis = redis.clone();
         let directory = ChatDirectory::new(
@@ -189,7 +190,6 @@ fn run(cli: Cli, node_id: String) -> anyhow::Result<()> {
         )
         .start();
         let (owned_tx, owned_rx) = watch::channel(HashMap::new());
-        let confirmations = LeaseConfirmations::default();
         let keeper = LeaseKeeper::new(
             node_id.clone(),
             cli.cluster.partitions,

@@ -166,8 +166,11 @@ async fn forward(
     };
     let partition = partition_of(account, &chat_id, state.partitions);
     let origin = Origin::of(&server_request, partition, server_publish::unique_origin());
-    let outgoing = server_publish::outgoing(server_request, &origin, now_ms());
-    match publish(&mut conn, &scope, outgoing.once_as(origin.effect())).await {
+    let mut outgoing = server_publish::outgoing(server_request, &origin, now_ms());
+    if origin.is_keyed() {
+        outgoing = outgoing.once_as(origin.effect());
+    }
+    match publish(&mut conn, &scope, outgoing).await {
         Ok(written) => {
             if written.appended {
                 metrics::incr(&state.metrics.outbox_appends_total);

@@ -93,6 +93,8 @@ impl TurnWriter {
     /// replayed by `sync`.
     pub async fn live(&self, body: ServerBody) -> Result<(), PublishError> {
         let outgoing = Outgoing::broadcast(ServerFrame::new(body));
-        self.publisher.emit(&self.scope, outgoing).await
+        self.publisher
+            .emit_live(&self.scope, self.partition, outgoing)
+            .await
     }
 }
