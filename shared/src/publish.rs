@@ -1,15 +1,13 @@
 //! Writing one frame of a chat: atomically to the account's outbox (seq, fence,
-//! de-duplication, history) and live on the account's channel (to the gateway nodes
-//! holding its devices),
-//! then, for the frames that have them, its push job and search entry in one more round
-//! trip nobody waits for.
+//! de-duplication, history and its search entry) and live on the account's channel (to the
+//! gateway nodes holding its devices) in one script, then, for the frames that have one,
+//! its push job.
 //!
 //! Workers write every frame of the chats they own this way, fenced by their partition
 //! lease. A gateway writes one kind of frame itself, unfenced: the user's own message of a
 //! `message.send`, which the request alone determines (whoever writes it first, gateway or
 //! worker, writes the same frame as the same effect, so it is written once).
 
-use redis::{ErrorKind, ServerErrorKind};
 use tracing::Instrument as _;
 
 use crate::clock::{now_ms, now_us};
@@ -18,7 +16,7 @@ use crate::outbox::{self, Append, AppendOutcome, EffectId};
 use crate::protocol::{MessagePayload, ServerFrame};
 use crate::push::{self, push_for, PushJob};
 use crate::redis_conn::{Connection, PoolError};
-use crate::search::{self, IndexedMessage};
+use crate::search::IndexedMessage;
 
 /// Why a frame could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +225,9 @@ async fn write(
     let (effect, history) = (outgoing.effect.take(), outgoing.history.take());
     let (frame, routed) = addressed(scope, outgoing, trace_parent);
     let outboxed = frame.body.is_never_dropped();
+    let indexed = history
+        .as_ref()
+        .and_then(|message| searchable(scope, message));
     let append = Append {
         frame: routed,
         chat_id: scope.chat_id.clone(),
@@ -234,6 +235,7 @@ async fn write(
         effect,
         outboxed,
         history,
+        indexed,
         publish_live: true,
     };
     let (seq, appended) = match outbox::append(conn, &append, now_ms()).await? {
@@ -241,8 +243,7 @@ async fn write(
         AppendOutcome::AlreadyWritten { seq } => (seq, false),
         AppendOutcome::Fenced => return Err(PublishError::Fenced),
     };
-    // The rest goes out in one round trip: the push job and the search entry.
-    let mut after = redis::pipe();
+    // The push job goes to a key of its own (on a Cluster, another slot than the account's).
     if let (Some(seq), Some((kind, title, body))) = (seq, push_for(&frame.body)) {
         // Also after `AlreadyWritten`: the dispatcher pushes each (device, seq) once.
         let job = PushJob {
@@ -253,27 +254,7 @@ async fn write(
             title,
             body,
         };
-        after.add_command(push::enqueue_command(&job)).ignore();
-    }
-    let indexed = append
-        .history
-        .as_ref()
-        .and_then(|message| searchable(scope, message));
-    if let Some(message) = &indexed {
-        // Also after `AlreadyWritten`: the attempt that wrote the message may have died
-        // before indexing it; indexing is idempotent.
-        search::add_index_message(&mut after, &scope.account, message);
-    }
-    if after.is_empty() {
-        return Ok(Published { appended });
-    }
-    match (after.query_async::<()>(conn).await, &indexed) {
-        // Redis had not seen the index script (first use, or restarted): every other
-        // command ran; index again with the call that loads it.
-        (Err(err), Some(message)) if err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-            search::index_message(conn, &scope.account, message).await?;
-        }
-        (result, _) => result?,
+        push::enqueue_command(&job).query_async::<()>(conn).await?;
     }
     Ok(Published { appended })
 }

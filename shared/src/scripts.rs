@@ -1,5 +1,6 @@
 //! The Lua scripts for every multi-key atomic step, loaded from the files beside this
-//! module (each file's header states its keys, arguments, atomicity and reply).
+//! module (each file's header states its keys, arguments, atomicity and reply). A part two
+//! scripts share (`search_add.lua`) is sent in front of each of them.
 //!
 //! `redis::Script` sends `EVALSHA` and falls back to `EVAL` once after a Redis restart,
 //! so callers never manage script loading.
@@ -9,8 +10,12 @@ use std::sync::LazyLock;
 use redis::Script;
 
 /// Appends a frame to an account's outbox and history, fenced and de-duplicated.
-pub static OUTBOX_APPEND: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/outbox_append.lua")));
+pub static OUTBOX_APPEND: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("scripts/search_add.lua"),
+        include_str!("scripts/outbox_append.lua")
+    ))
+});
 /// Reads (creating if absent) an outbox's head and oldest retained seq.
 pub static OUTBOX_WINDOW: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/outbox_window.lua")));
@@ -39,8 +44,12 @@ pub static CHANNEL_CLAIM: LazyLock<Script> =
 pub static READ_MARK: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/read_mark.lua")));
 /// Adds one message to an account's search index, once.
-pub static SEARCH_INDEX: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/search_index.lua")));
+pub static SEARCH_INDEX: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("scripts/search_add.lua"),
+        include_str!("scripts/search_index.lua")
+    ))
+});
 /// Finds an account's newest messages containing every query word, with bounded work.
 pub static SEARCH_QUERY: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/search_query.lua")));

@@ -31,6 +31,7 @@ fn message(n: u32, ordinal: u32) -> Append {
             ordinal,
         }),
         outboxed: true,
+        indexed: None,
         publish_live: false,
         history: Some(MessagePayload {
             message_id: Some(format!("m{n}")),

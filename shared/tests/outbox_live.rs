@@ -28,6 +28,7 @@ fn frame(kind: &str, fence: Option<u64>, outboxed: bool) -> Append {
         effect: None,
         outboxed,
         history: None,
+        indexed: None,
         publish_live: true,
     }
 }

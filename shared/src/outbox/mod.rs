@@ -22,6 +22,7 @@ use crate::keys::AccountKeys;
 use crate::partition::Partition;
 use crate::protocol::MessagePayload;
 use crate::scripts;
+use crate::search::{self, IndexedMessage};
 
 pub mod lost;
 mod window;
@@ -161,6 +162,9 @@ pub struct Append {
     /// A finished message to add to the chat history (indexed by its id, for paging and
     /// receipts).
     pub history: Option<MessagePayload>,
+    /// The history entry as the search index takes it, indexed in the same step (a
+    /// message without text is not).
+    pub indexed: Option<IndexedMessage>,
     /// Publish the frame on the account's live channel in the same step (see
     /// [`crate::delivery`]).
     pub publish_live: bool,
@@ -183,8 +187,8 @@ pub enum AppendOutcome {
     Fenced,
 }
 
-/// Appends one frame atomically: fence check, de-duplication, seq, outbox, history, and
-/// its live publication (live-only frames too: for them the script checks only the fence).
+/// Appends one frame atomically: fence check, de-duplication, seq, outbox, history and its
+/// search entry, and its live publication (live-only frames too: for them the script checks only the fence).
 pub async fn append<C: ConnectionLike + Send>(
     conn: &mut C,
     request: &Append,
@@ -210,7 +214,8 @@ pub async fn append<C: ConnectionLike + Send>(
     let live_message = request
         .publish_live
         .then(|| crate::delivery::message_template(frame));
-    let reply: Vec<redis::Value> = scripts::OUTBOX_APPEND
+    let mut invocation = scripts::OUTBOX_APPEND.prepare_invoke();
+    invocation
         .key(keys.outbox())
         .key(keys.outbox_meta())
         .key(effects_key)
@@ -248,9 +253,14 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(EXPIRY_RENEWAL_SECS)
         .arg(AccountKeys::history_renewed_field(&request.chat_id))
         .arg(live_message.as_deref().unwrap_or(""))
-        .arg(keys.live())
-        .invoke_async(conn)
-        .await?;
+        .arg(keys.live());
+    match &request.indexed {
+        Some(message) => search::add_index_arguments(&mut invocation, &frame.account, message),
+        None => {
+            invocation.arg("");
+        }
+    }
+    let reply: Vec<redis::Value> = invocation.invoke_async(conn).await?;
     let number = |index: usize| -> u64 {
         reply
             .get(index)

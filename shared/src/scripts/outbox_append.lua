@@ -7,6 +7,8 @@
 -- KEYS[1] outbox stream      KEYS[2] outbox meta hash   KEYS[3] turn effects hash
 -- KEYS[4] chat fence         KEYS[5] history stream
 -- KEYS[6] message index (message id -> '<chat>|<history entry id>')
+-- KEYS[7..] the search index's keys and the words' posting keys (search_add.lua, sent in
+--         front of this script), when the history entry is indexed
 -- ARGV[1] fencing token ('' = unfenced: a frame its request alone determines, written
 --         by whichever node gets to it first and de-duplicated by its effect id)
 -- ARGV[2] effect id ('' = not de-duplicated)
@@ -22,6 +24,8 @@
 -- ARGV[20] the meta field stamping the chat history's renewal
 -- ARGV[21] the live-channel message without its seq ('' = not published)
 -- ARGV[22] the account's live channel
+-- ARGV[23] the search ref's ts ('' = the history entry is not indexed), ARGV[24] its search
+--         record, ARGV[25..] its words (search_add.lua)
 --
 -- The frame is published live (written now, or written before by an earlier attempt:
 -- devices drop seqs they have) on the account's live channel, which every gateway node
@@ -196,6 +200,12 @@ if history_entry ~= '' then
   end
   if message_id ~= '' then
     redis.call('HSET', messages, message_id, chat_id .. '|' .. entry_id)
+    if ARGV[23] ~= '' then
+      -- Indexed in the same step, so exactly when the history gets it: an effect's message
+      -- needs no id check, and a seq makes its ref without the counter.
+      local ref_number = reply[2] > 0 and string.format('s%.0f', reply[2]) or nil
+      search_add(KEYS, 7, ARGV, 23, message_id, ref_number, effect_id == '')
+    end
   end
 end
 

@@ -31,24 +31,27 @@ pub async fn index_message<C: ConnectionLike + Send>(
     Ok(())
 }
 
-/// Adds the indexing of `message` to `pipe`; its reply is ignored. A pipeline does not
-/// load scripts: on a Redis that has not seen this one yet it fails with `NOSCRIPT` (the
-/// rest of the pipeline still runs), and the caller indexes with [`index_message`], which
-/// loads it.
-pub fn add_index_message(pipe: &mut redis::Pipeline, account: &str, message: &IndexedMessage) {
-    pipe.invoke_script(&index_invocation(account, message))
-        .ignore();
-}
-
 /// The script call that indexes `message`.
 fn index_invocation(account: &str, message: &IndexedMessage) -> redis::ScriptInvocation<'static> {
+    let mut invocation = scripts::SEARCH_INDEX.prepare_invoke();
+    invocation.arg(&message.message_id);
+    add_index_arguments(&mut invocation, account, message);
+    invocation
+}
+
+/// Adds to `invocation`, after its own keys and arguments, what `search_add.lua` takes to
+/// index `message`: the index's six keys and one posting key per word; the ref's ts, the
+/// record and the words.
+pub(crate) fn add_index_arguments(
+    invocation: &mut redis::ScriptInvocation<'_>,
+    account: &str,
+    message: &IndexedMessage,
+) {
     let keys = AccountKeys::new(account);
     let record = serde_json::to_string(&StoredRecord::new(message))
         .expect("a stored record always serializes");
     let mut words = words(&message.text);
     words.truncate(MAX_WORDS_PER_MESSAGE);
-
-    let mut invocation = scripts::SEARCH_INDEX.prepare_invoke();
     invocation
         .key(keys.search_ids(&message.chat_id))
         .key(keys.search_next())
@@ -56,13 +59,11 @@ fn index_invocation(account: &str, message: &IndexedMessage) -> redis::ScriptInv
         .key(keys.search_terms())
         .key(keys.search_chat(&message.chat_id))
         .key(keys.search_lexicon())
-        .arg(&message.message_id)
         .arg(ref_ts(message.ts))
         .arg(record);
     for word in &words {
         invocation.key(keys.search_word(word)).arg(word);
     }
-    invocation
 }
 
 /// Removes every message of `chat_id` from the search index of `account` (for a deleted

@@ -28,7 +28,8 @@ pub mod record;
 pub mod snippet;
 pub mod words;
 
-pub use index::{add_index_message, index_message, remove_chat, MAX_WORDS_PER_MESSAGE};
+pub(crate) use index::add_index_arguments;
+pub use index::{index_message, remove_chat, MAX_WORDS_PER_MESSAGE};
 pub use query::{search, MAX_LIMIT, WORK_BUDGET};
 pub use query_terms::{query_terms, QueryTerm};
 pub use record::{IndexedMessage, MAX_STORED_TEXT_BYTES};
