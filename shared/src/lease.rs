@@ -67,6 +67,11 @@ pub async fn acquire_each<C: ConnectionLike + Send>(
 /// Extends every held lease in one round trip (so a node's renewal takes the same time
 /// whatever number of partitions it holds); each answer says whether that lease is still
 /// held, in the order given.
+///
+/// One `GETEX … PX` per lease: it reads the holder and extends the lease in one atomic
+/// command, so the holder read is the one extended. A lease found held by another node
+/// (this one's ran out and was taken) is extended for that node too, once: its holder
+/// renews it anyway, and this node never renews it again.
 pub async fn renew_each<C: ConnectionLike + Send>(
     conn: &mut C,
     leases: &[HeldLease],
@@ -76,17 +81,19 @@ pub async fn renew_each<C: ConnectionLike + Send>(
     if leases.is_empty() {
         return Ok(Vec::new());
     }
-    let mut pipe = pipeline_running(&scripts::LEASE_RENEW);
+    let mut pipe = redis::pipe();
     for lease in leases {
-        pipe.invoke_script(
-            scripts::LEASE_RENEW
-                .key(keys::lease(lease.partition))
-                .arg(holder_value(node, lease.fence))
-                .arg(ttl_ms),
-        );
+        pipe.cmd("GETEX")
+            .arg(keys::lease(lease.partition))
+            .arg("PX")
+            .arg(ttl_ms);
     }
-    let renewed: Vec<u8> = pipe.query_async(conn).await?;
-    Ok(renewed.into_iter().map(|answer| answer == 1).collect())
+    let holders: Vec<Option<String>> = pipe.query_async(conn).await?;
+    Ok(leases
+        .iter()
+        .zip(holders)
+        .map(|(lease, holder)| holder.as_deref() == Some(&*holder_value(node, lease.fence)))
+        .collect())
 }
 
 /// Gives every held lease in `leases` up, in one round trip.

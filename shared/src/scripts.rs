@@ -28,9 +28,6 @@ pub static PRESENCE_RELEASE: LazyLock<Script> =
 /// Forgets the presence holds of gateway nodes that stopped announcing themselves.
 /// (Sent as `EVAL` from pipelines: it is rare, and needs no script loaded.)
 pub const PRESENCE_FORGET_SOURCE: &str = include_str!("scripts/presence_forget.lua");
-/// Extends a held partition lease.
-pub static LEASE_RENEW: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/lease_renew.lua")));
 /// Gives a held partition lease up.
 pub static LEASE_RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/lease_release.lua")));
