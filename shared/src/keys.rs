@@ -117,8 +117,10 @@ impl AccountKeys {
     pub fn turn_effects(&self, partition: Partition, entry_id: &str) -> String {
         format!("{}:turn:{partition}:{entry_id}", self.tag)
     }
-    /// Highest fencing token that wrote for `chat_id`.
-    pub fn chat_fence(&self, chat_id: &str) -> String {
+    /// Highest fencing token that wrote for `chat_id`, as written before the fence moved
+    /// into the outbox meta ([`Self::chat_fence_field`]); read once per chat, when the
+    /// field is not there yet.
+    pub fn legacy_chat_fence(&self, chat_id: &str) -> String {
         format!("{}:fence:{chat_id}", self.tag)
     }
     /// Finished messages of `chat_id`.
@@ -128,6 +130,11 @@ impl AccountKeys {
     /// The outbox meta's field stamping when `chat_id`'s history expiry was last renewed.
     pub fn history_renewed_field(chat_id: &str) -> String {
         format!("hx:{chat_id}")
+    }
+    /// The outbox meta field holding the highest fencing token that wrote for `chat_id`
+    /// (read with the meta's other fields, in the same command).
+    pub fn chat_fence_field(chat_id: &str) -> String {
+        format!("f:{chat_id}")
     }
     /// Settings of `chat_id` (model, reasoning display, where the conversation starts).
     pub fn chat_settings(&self, chat_id: &str) -> String {
@@ -282,7 +289,7 @@ mod tests {
             keys.outbox_meta(),
             keys.presence(),
             keys.turn_effects(3, "1-0"),
-            keys.chat_fence("android:default"),
+            keys.legacy_chat_fence("android:default"),
             keys.history("android:default"),
             keys.media("m_0123456789abcdef01234567"),
             keys.media_ref("photo-1"),

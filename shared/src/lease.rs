@@ -147,10 +147,13 @@ pub async fn claim_chat<C: ConnectionLike + Send>(
     chat_id: &str,
     fence: u64,
 ) -> redis::RedisResult<bool> {
+    let keys = AccountKeys::new(account);
     let claimed: u8 = scripts::FENCE_CLAIM
-        .key(AccountKeys::new(account).chat_fence(chat_id))
+        .key(keys.outbox_meta())
+        .key(keys.legacy_chat_fence(chat_id))
         .arg(fence)
         .arg(OUTBOX_RETENTION_SECS)
+        .arg(AccountKeys::chat_fence_field(chat_id))
         .invoke_async(conn)
         .await?;
     Ok(claimed == 1)

@@ -34,8 +34,9 @@ fn frame(kind: &str, fence: Option<u64>, outboxed: bool) -> Append {
 }
 
 async fn chat_fence(conn: &mut MultiplexedConnection) -> Option<u64> {
-    redis::cmd("GET")
-        .arg(AccountKeys::new(ACCOUNT).chat_fence(CHAT))
+    redis::cmd("HGET")
+        .arg(AccountKeys::new(ACCOUNT).outbox_meta())
+        .arg(AccountKeys::chat_fence_field(CHAT))
         .query_async(conn)
         .await
         .unwrap()
@@ -125,4 +126,44 @@ async fn a_frame_is_published_once_to_its_accounts_channel_in_its_append_and_onl
         .await
         .unwrap();
     assert_eq!(next_on_both().await.frame_type(), "message.end");
+}
+
+#[tokio::test]
+async fn a_chat_fence_kept_in_its_former_key_still_refuses_an_older_writer_and_moves_into_the_meta()
+{
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    let legacy = AccountKeys::new(ACCOUNT).legacy_chat_fence(CHAT);
+    redis::cmd("SET")
+        .arg(&legacy)
+        .arg(9)
+        .query_async::<()>(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        append(&mut conn, &frame("message", Some(7), true), NOW_MS)
+            .await
+            .unwrap(),
+        AppendOutcome::Fenced
+    );
+    assert_eq!(
+        chat_fence(&mut conn).await,
+        None,
+        "a refused writer moves nothing"
+    );
+    let written = append(&mut conn, &frame("message", Some(9), true), NOW_MS)
+        .await
+        .unwrap();
+    assert!(matches!(written, AppendOutcome::Written { seq: Some(_) }));
+    assert_eq!(
+        chat_fence(&mut conn).await,
+        Some(9),
+        "the fence is in the meta now"
+    );
+    let meta_ttl: i64 = redis::cmd("TTL")
+        .arg(AccountKeys::new(ACCOUNT).outbox_meta())
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(meta_ttl > 0, "the meta holding the fence expires");
 }

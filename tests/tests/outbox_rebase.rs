@@ -20,6 +20,7 @@ use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::{ClusterSpec, RedisKind};
 use iris_tests::frames::{id_of, payload_u64, seq_of, seqs_and_types, type_of};
 use iris_tests::http_probe::wait_for_status;
+use iris_tests::resp::Reply;
 use iris_tests::turn::{assert_whole_streamed_turn, is_user_message};
 
 const ACCOUNT: &str = "rhea";
@@ -260,7 +261,12 @@ async fn a_partition_whose_fence_counter_was_lost_gets_a_token_above_the_chat_fe
         .worker_env("IRIS_LEASE_TTL_MS", "1000");
     let cluster = Cluster::start("fence-counter-lost", spec).await;
     let partition = partition_of(ACCOUNT, DEFAULT_CHAT, cluster.partitions());
-    let chat_fence = AccountKeys::new(ACCOUNT).chat_fence(DEFAULT_CHAT);
+    let meta = AccountKeys::new(ACCOUNT).outbox_meta();
+    let fence_field = AccountKeys::chat_fence_field(DEFAULT_CHAT);
+    let chat_fence = || match cluster.redis_command(&["HGET", &meta, &fence_field]) {
+        Ok(Reply::Text(fence)) => fence.parse::<u64>().expect("a fencing token"),
+        other => panic!("the chat has no fence: {other:?}"),
+    };
     let token = cluster.create_token(ACCOUNT);
     let mut phone = cluster.connect(0, "phone").await;
     phone.pair(&token, "phone").await;
@@ -277,7 +283,7 @@ async fn a_partition_whose_fence_counter_was_lost_gets_a_token_above_the_chat_fe
         .unwrap();
     let second = retaken(&cluster, partition, first).await;
     turn(&mut phone, "second owner").await;
-    let fence_before = cluster.integer_key(&chat_fence);
+    let fence_before = chat_fence();
     assert_eq!(
         fence_before, second,
         "the chat's fence holds the owner's token"
@@ -290,7 +296,7 @@ async fn a_partition_whose_fence_counter_was_lost_gets_a_token_above_the_chat_fe
         "token {third} after the counter was lost is not above the chat's fence {fence_before}"
     );
     turn(&mut phone, "after the counter was lost").await;
-    assert_eq!(cluster.integer_key(&chat_fence), third);
+    assert_eq!(chat_fence(), third);
 }
 
 /// Frames of the turn answering the user's `text`: whatever comes before its user message

@@ -219,7 +219,7 @@ pub async fn append<C: ConnectionLike + Send>(
         .key(keys.outbox())
         .key(keys.outbox_meta())
         .key(effects_key)
-        .key(keys.chat_fence(&request.chat_id))
+        .key(keys.legacy_chat_fence(&request.chat_id))
         .key(keys.history(&request.chat_id))
         .key(keys.messages())
         .arg(
@@ -253,7 +253,8 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(EXPIRY_RENEWAL_SECS)
         .arg(AccountKeys::history_renewed_field(&request.chat_id))
         .arg(live_message.as_deref().unwrap_or(""))
-        .arg(keys.live());
+        .arg(keys.live())
+        .arg(AccountKeys::chat_fence_field(&request.chat_id));
     match &request.indexed {
         Some(message) => search::add_index_arguments(&mut invocation, &frame.account, message),
         None => {

@@ -5,7 +5,8 @@
 -- Atomic: fence check, de-duplication, seq assignment, outbox and history appends.
 --
 -- KEYS[1] outbox stream      KEYS[2] outbox meta hash   KEYS[3] turn effects hash
--- KEYS[4] chat fence         KEYS[5] history stream
+-- KEYS[4] the chat's fence as kept before it moved into the meta (read once per chat)
+-- KEYS[5] history stream
 -- KEYS[6] message index (message id -> '<chat>|<history entry id>')
 -- KEYS[7..] the search index's keys and the words' posting keys (search_add.lua, sent in
 --         front of this script), when the history entry is indexed
@@ -24,8 +25,9 @@
 -- ARGV[20] the meta field stamping the chat history's renewal
 -- ARGV[21] the live-channel message without its seq ('' = not published)
 -- ARGV[22] the account's live channel
--- ARGV[23] the search ref's ts ('' = the history entry is not indexed), ARGV[24] its search
---         record, ARGV[25..] its words (search_add.lua)
+-- ARGV[23] the meta field holding the chat's fence (the highest fencing token that wrote)
+-- ARGV[24] the search ref's ts ('' = the history entry is not indexed), ARGV[25] its search
+--         record, ARGV[26..] its words (search_add.lua)
 --
 -- The frame is published live (written now, or written before by an earlier attempt:
 -- devices drop seqs they have) on the account's live channel, which every gateway node
@@ -62,7 +64,7 @@ local renew_every = tonumber(ARGV[19])
 local kept_for = tonumber(retention) + renew_every
 local now_ms = tonumber(now)
 local history_stamp = ARGV[20]
-local live_message, live_channel = ARGV[21], ARGV[22]
+local live_message, live_channel, fence_field = ARGV[21], ARGV[22], ARGV[23]
 
 -- Whether an expiry stamped at `stamp` (ms, nil = never) is due for renewal.
 local function due(stamp)
@@ -126,13 +128,22 @@ local function rebase(before, here)
     'lost', table.concat(lost, ' '), 'lost_floor', string.format('%.0f', floor))
 end
 
+-- The meta's fields this append needs, in one read: the chat's fence (fenced frames), run
+-- (outboxed frames) and the expiry stamps of the outbox and of the chat's history.
+local fields = {}
+if fence or outboxed or history_entry ~= '' then
+  fields = redis.call('HMGET', meta, 'run', 'exp', history_stamp, fence_field)
+end
+
 if fence then
-  local current_fence = tonumber(redis.call('GET', fence_key) or '0')
+  local recorded = fields[4] or redis.call('GET', fence_key)
+  local current_fence = tonumber(recorded or '0')
   if fence < current_fence then
     return {0, 0}
   end
-  if fence > current_fence then
-    redis.call('SET', fence_key, fence, 'EX', retention)
+  if fence > current_fence or not fields[4] then
+    redis.call('HSET', meta, fence_field, fence)
+    redis.call('EXPIRE', meta, kept_for, 'NX')
   end
 end
 
@@ -157,12 +168,6 @@ if effect_id ~= '' then
   effects_marked = seen[2] ~= false
 end
 
--- The meta's fields this append needs, in one read: run (outboxed frames) and the expiry
--- stamps of the outbox and of the chat's history.
-local fields = {}
-if outboxed or history_entry ~= '' then
-  fields = redis.call('HMGET', meta, 'run', 'exp', history_stamp)
-end
 local stamps = {}
 
 if outboxed then
@@ -200,11 +205,11 @@ if history_entry ~= '' then
   end
   if message_id ~= '' then
     redis.call('HSET', messages, message_id, chat_id .. '|' .. entry_id)
-    if ARGV[23] ~= '' then
+    if ARGV[24] ~= '' then
       -- Indexed in the same step, so exactly when the history gets it: an effect's message
       -- needs no id check, and a seq makes its ref without the counter.
       local ref_number = reply[2] > 0 and string.format('s%.0f', reply[2]) or nil
-      search_add(KEYS, 7, ARGV, 23, message_id, ref_number, effect_id == '')
+      search_add(KEYS, 7, ARGV, 24, message_id, ref_number, effect_id == '')
     end
   end
 end

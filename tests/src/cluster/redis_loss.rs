@@ -60,13 +60,6 @@ impl Cluster {
         Some((node.to_owned(), fence.parse().ok()?))
     }
 
-    /// An integer key's value (0 if absent).
-    pub fn integer_key(&self, key: &str) -> u64 {
-        self.ok(&["GET", key])
-            .text()
-            .map_or(0, |value| value.parse().expect("an integer"))
-    }
-
     fn ok(&self, args: &[&str]) -> Reply {
         match self.redis_command(args) {
             Ok(Reply::Error(err)) => panic!("{args:?}: {err}"),
