@@ -148,11 +148,13 @@ impl AccountKeys {
     pub fn search_next(&self) -> String {
         format!("{}:search:next", self.tag)
     }
-    /// Indexed messages (JSON), by search ref.
+    /// Indexed messages (JSON) by search ref, with each message's words (`t<ref>`) and its
+    /// ref by chat and id (`i<chat>\n<message id>`).
     pub fn search_docs(&self) -> String {
         format!("{}:search:docs", self.tag)
     }
-    /// Words and message id of each indexed message, by search ref.
+    /// Words and message id of each message indexed before they moved into the docs hash,
+    /// by search ref (read when removing such a message).
     pub fn search_terms(&self) -> String {
         format!("{}:search:terms", self.tag)
     }
@@ -173,7 +175,8 @@ impl AccountKeys {
     pub fn search_chat(&self, chat_id: &str) -> String {
         format!("{}:search:chat:{chat_id}", self.tag)
     }
-    /// Message id → search ref, for the indexed messages of `chat_id`.
+    /// Message id → search ref, for the messages of `chat_id` indexed before the ids moved
+    /// into the docs hash (cleared when removing such a message).
     pub fn search_ids(&self, chat_id: &str) -> String {
         format!("{}:search:ids:{chat_id}", self.tag)
     }

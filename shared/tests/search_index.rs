@@ -312,12 +312,12 @@ async fn remove_chat_removes_its_hits_and_only_them() {
         .await
         .unwrap();
     assert_eq!(lexicon, ["kept", "shared"]);
-    let records: u64 = redis::cmd("HLEN")
+    let fields: u64 = redis::cmd("HLEN")
         .arg(keys.search_docs())
         .query_async(&mut conn)
         .await
         .unwrap();
-    assert_eq!(records, 1);
+    assert_eq!(fields, 3, "the kept message's record, words and id");
     let leftovers: u64 = redis::cmd("EXISTS")
         .arg(keys.search_chat("android:old"))
         .arg(keys.search_ids("android:old"))
@@ -410,4 +410,53 @@ async fn a_message_of_thousands_of_words_is_indexed_whole_with_its_lexicon() {
         .await
         .unwrap();
     assert_eq!(lexicon, 3_000);
+}
+
+#[tokio::test]
+async fn remove_chat_also_removes_messages_indexed_with_words_and_ids_in_their_former_keys() {
+    let redis = Redis::start();
+    let mut conn = redis.connect().await;
+    let keys = AccountKeys::new(ACCOUNT);
+    let (chat, reference) = ("android:legacy", "1700000000000:5");
+    redis::pipe()
+        .cmd("HSET")
+        .arg(keys.search_docs())
+        .arg(reference)
+        .arg("{}")
+        .cmd("HSET")
+        .arg(keys.search_terms())
+        .arg(reference)
+        .arg("ancient\nm-old")
+        .cmd("HSET")
+        .arg(keys.search_ids(chat))
+        .arg("m-old")
+        .arg(reference)
+        .cmd("ZADD")
+        .arg(keys.search_chat(chat))
+        .arg(1_700_000_000_000_u64)
+        .arg(reference)
+        .cmd("ZADD")
+        .arg(keys.search_word("ancient"))
+        .arg(1_700_000_000_000_u64)
+        .arg(reference)
+        .cmd("ZADD")
+        .arg(keys.search_lexicon())
+        .arg(0)
+        .arg("ancient")
+        .query_async::<()>(&mut conn)
+        .await
+        .unwrap();
+
+    assert_eq!(remove_chat(&mut conn, ACCOUNT, chat).await.unwrap(), 1);
+    let left: u64 = redis::cmd("EXISTS")
+        .arg(keys.search_docs())
+        .arg(keys.search_terms())
+        .arg(keys.search_ids(chat))
+        .arg(keys.search_chat(chat))
+        .arg(keys.search_word("ancient"))
+        .arg(keys.search_lexicon())
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "every trace of the old message is gone");
 }

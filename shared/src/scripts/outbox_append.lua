@@ -209,7 +209,7 @@ if history_entry ~= '' then
       -- Indexed in the same step, so exactly when the history gets it: an effect's message
       -- needs no id check, and a seq makes its ref without the counter.
       local ref_number = reply[2] > 0 and string.format('s%.0f', reply[2]) or nil
-      search_add(KEYS, 7, ARGV, 24, message_id, ref_number, effect_id == '')
+      search_add(KEYS, 7, ARGV, 24, chat_id, message_id, ref_number, effect_id == '')
     end
   end
 end

@@ -4,12 +4,10 @@
 -- Atomic: the id check, ref issue and every write, so a message is either fully indexed
 -- or not at all, and indexing the same message id of a chat again changes nothing.
 --
--- KEYS[1] chat ids hash (message id -> ref)   KEYS[2] ref counter
--- KEYS[3] docs hash (ref -> record JSON)       KEYS[4] terms hash (ref -> words, message id)
--- KEYS[5] chat zset (ref -> ts)                KEYS[6] lexicon zset
--- KEYS[7..] one posting zset per word, in the order of ARGV[4..]
--- ARGV[1] message id   ARGV[2] ts (ms, zero-padded to 13 digits)   ARGV[3] record JSON
--- ARGV[4..] the words
+-- KEYS[1] ref counter   KEYS[2] docs hash   KEYS[3] chat zset (ref -> ts)
+-- KEYS[4] lexicon zset  KEYS[5..] one posting zset per word, in the order of ARGV[5..]
+-- ARGV[1] chat id   ARGV[2] message id   ARGV[3] ts (ms, zero-padded to 13 digits)
+-- ARGV[4] record JSON   ARGV[5..] the words
 --
 -- Returns 1 if the message was indexed now, 0 if it already was.
-return search_add(KEYS, 1, ARGV, 2, ARGV[1], nil, true)
+return search_add(KEYS, 1, ARGV, 3, ARGV[1], ARGV[2], nil, true)

@@ -34,13 +34,13 @@ pub async fn index_message<C: ConnectionLike + Send>(
 /// The script call that indexes `message`.
 fn index_invocation(account: &str, message: &IndexedMessage) -> redis::ScriptInvocation<'static> {
     let mut invocation = scripts::SEARCH_INDEX.prepare_invoke();
-    invocation.arg(&message.message_id);
+    invocation.arg(&message.chat_id).arg(&message.message_id);
     add_index_arguments(&mut invocation, account, message);
     invocation
 }
 
 /// Adds to `invocation`, after its own keys and arguments, what `search_add.lua` takes to
-/// index `message`: the index's six keys and one posting key per word; the ref's ts, the
+/// index `message`: the index's four keys and one posting key per word; the ref's ts, the
 /// record and the words.
 pub(crate) fn add_index_arguments(
     invocation: &mut redis::ScriptInvocation<'_>,
@@ -53,10 +53,8 @@ pub(crate) fn add_index_arguments(
     let mut words = words(&message.text);
     words.truncate(MAX_WORDS_PER_MESSAGE);
     invocation
-        .key(keys.search_ids(&message.chat_id))
         .key(keys.search_next())
         .key(keys.search_docs())
-        .key(keys.search_terms())
         .key(keys.search_chat(&message.chat_id))
         .key(keys.search_lexicon())
         .arg(ref_ts(message.ts))
@@ -79,12 +77,13 @@ pub async fn remove_chat<C: ConnectionLike + Send>(
     loop {
         let (removed, remaining): (u64, u64) = scripts::SEARCH_REMOVE_CHAT
             .key(keys.search_chat(chat_id))
-            .key(keys.search_ids(chat_id))
             .key(keys.search_docs())
-            .key(keys.search_terms())
             .key(keys.search_lexicon())
+            .key(keys.search_terms())
+            .key(keys.search_ids(chat_id))
             .arg(keys.search_word_prefix())
             .arg(REMOVE_BATCH)
+            .arg(chat_id)
             .invoke_async(conn)
             .await?;
         removed_total += removed;
