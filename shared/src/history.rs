@@ -108,15 +108,34 @@ pub async fn recent<C: ConnectionLike + Send>(
     after: Option<&str>,
     limit: usize,
 ) -> redis::RedisResult<Vec<HistoryEntry>> {
+    let reply: StreamRangeReply = newest_command(account, chat_id, after, limit)
+        .query_async(conn)
+        .await?;
+    Ok(entries_of(reply))
+}
+
+/// The command reading the newest `limit` entries of `chat_id`'s history after entry
+/// `after` (all, if `None`), newest first.
+pub(crate) fn newest_command(
+    account: &str,
+    chat_id: &str,
+    after: Option<&str>,
+    limit: usize,
+) -> redis::Cmd {
     let start = after.map_or_else(|| "-".to_owned(), |id| format!("({id}"));
-    let reply: StreamRangeReply = redis::cmd("XREVRANGE")
+    let mut command = redis::cmd("XREVRANGE");
+    command
         .arg(AccountKeys::new(account).history(chat_id))
         .arg("+")
         .arg(start)
         .arg("COUNT")
-        .arg(limit)
-        .query_async(conn)
-        .await?;
+        .arg(limit);
+    command
+}
+
+/// The entries of an `XREVRANGE` reply, oldest first (entries that do not read as a
+/// message are skipped).
+pub(crate) fn entries_of(reply: StreamRangeReply) -> Vec<HistoryEntry> {
     let mut entries: Vec<HistoryEntry> = reply
         .ids
         .into_iter()
@@ -130,7 +149,7 @@ pub async fn recent<C: ConnectionLike + Send>(
         })
         .collect();
     entries.reverse();
-    Ok(entries)
+    entries
 }
 
 /// The newest history entry id of `chat_id`, if any.

@@ -32,7 +32,6 @@ use attachments::{attached_images, attached_media};
 use conversation::CONVERSATION_LIMIT;
 use events::TurnState;
 use iris_shared::chat_settings;
-use iris_shared::history;
 use publisher::{ChatScope, Outgoing, PublishError};
 use writer::{ordinal, TurnWriter};
 
@@ -192,12 +191,10 @@ async fn turn_input(
     request: &TurnRequest,
 ) -> Result<(TurnInput, bool), PublishError> {
     let mut conn = deps.redis.get().await?;
-    let settings = chat_settings::load(&mut conn, &scope.account, &scope.chat_id).await?;
-    let entries = history::recent(
+    let (settings, entries) = chat_settings::load_with_conversation(
         &mut conn,
         &scope.account,
         &scope.chat_id,
-        settings.context_from.as_deref(),
         CONVERSATION_LIMIT,
     )
     .await?;
