@@ -236,7 +236,6 @@ async fn write(
         outboxed,
         history,
         indexed,
-        publish_live: true,
     };
     let (seq, appended) = match outbox::append(conn, &append, now_ms()).await? {
         AppendOutcome::Written { seq } => (seq, seq.is_some()),

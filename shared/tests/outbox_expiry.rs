@@ -32,7 +32,6 @@ fn message(n: u32, ordinal: u32) -> Append {
         }),
         outboxed: true,
         indexed: None,
-        publish_live: false,
         history: Some(MessagePayload {
             message_id: Some(format!("m{n}")),
             text: Some("hi".into()),

@@ -29,7 +29,6 @@ fn frame(kind: &str, fence: Option<u64>, outboxed: bool) -> Append {
         outboxed,
         history: None,
         indexed: None,
-        publish_live: true,
     }
 }
 

@@ -43,7 +43,6 @@ fn finished(message_id: &str, text: &str, effect: Option<u32>) -> Append {
             ts: NOW_MS,
         }),
         history: Some(history),
-        publish_live: false,
     }
 }
 

@@ -35,18 +35,13 @@ pub struct RoutedFrame {
     pub emitted_us: Option<u64>,
 }
 
-/// Field names of a frame's outbox entry.
+/// Field names of a frame's outbox entry, as `scripts/outbox_append.lua` writes it.
 mod field {
     pub const FRAME: &str = "f";
     pub const ORIGIN_DEVICE: &str = "o";
     pub const REQUEST_ID: &str = "r";
     pub const TARGET_DEVICE: &str = "t";
-    pub const SEQ: &str = "s";
-    pub const REVOKED_TOKEN: &str = "x";
-    /// Only in delivery streams (an outbox key names its account).
-    pub const ACCOUNT: &str = "a";
     pub const TRACE_PARENT: &str = "tp";
-    pub const EMITTED_US: &str = "e";
 }
 
 impl RoutedFrame {
@@ -69,72 +64,29 @@ impl RoutedFrame {
         }
     }
 
-    /// Stream fields of this frame (the account is implied by an outbox key, so it is
-    /// written only to delivery streams).
-    pub fn fields(&self, with_account: bool) -> Vec<(&'static str, String)> {
-        let mut fields = vec![
-            (field::FRAME, self.frame_json.clone()),
-            (
-                field::ORIGIN_DEVICE,
-                self.origin_device.clone().unwrap_or_default(),
-            ),
-            (
-                field::REQUEST_ID,
-                self.request_id.map(|id| id.to_string()).unwrap_or_default(),
-            ),
-            (
-                field::TARGET_DEVICE,
-                self.target_device.clone().unwrap_or_default(),
-            ),
-            (
-                field::SEQ,
-                self.seq.map(|seq| seq.to_string()).unwrap_or_default(),
-            ),
-            (
-                field::REVOKED_TOKEN,
-                self.revoked_token.clone().unwrap_or_default(),
-            ),
-        ];
-        if with_account {
-            fields.push((field::ACCOUNT, self.account.clone()));
-        }
-        if let Some(trace_parent) = &self.trace_parent {
-            fields.push((field::TRACE_PARENT, trace_parent.clone()));
-        }
-        if let Some(emitted_us) = self.emitted_us {
-            fields.push((field::EMITTED_US, emitted_us.to_string()));
-        }
-        fields
-    }
-
-    /// Reads a frame from an entry's field/value pairs, taking the strings over as they are
-    /// (replays and deliveries decode thousands of entries a second, so no map per entry).
-    /// An empty value counts as absent. `account` fills in for outbox entries (the key
-    /// names it), `seq` for outbox entries (their id is the seq).
-    pub fn from_pairs(
+    /// Reads the outbox entry of `account` at `seq` from its field/value pairs, taking the
+    /// strings over as they are (replays decode thousands of entries a second, so no map
+    /// per entry). An empty value counts as absent; `None` without a frame.
+    pub fn from_outbox_entry(
         pairs: impl IntoIterator<Item = (String, String)>,
-        account: Option<&str>,
-        seq: Option<u64>,
+        account: &str,
+        seq: u64,
     ) -> Option<Self> {
-        let mut frame = Self::new(account.unwrap_or_default(), seq, String::new());
+        let mut frame = Self::new(account, Some(seq), String::new());
         for (name, value) in pairs {
             if value.is_empty() {
                 continue;
             }
             match name.as_str() {
-                field::ACCOUNT if account.is_none() => frame.account = value,
-                field::SEQ if seq.is_none() => frame.seq = value.parse().ok(),
                 field::FRAME => frame.frame_json = value,
                 field::ORIGIN_DEVICE => frame.origin_device = Some(value),
                 field::REQUEST_ID => frame.request_id = value.parse().ok(),
                 field::TARGET_DEVICE => frame.target_device = Some(value),
-                field::REVOKED_TOKEN => frame.revoked_token = Some(value),
                 field::TRACE_PARENT => frame.trace_parent = Some(value),
-                field::EMITTED_US => frame.emitted_us = value.parse().ok(),
                 _ => {}
             }
         }
-        (!frame.account.is_empty() && !frame.frame_json.is_empty()).then_some(frame)
+        (!frame.frame_json.is_empty()).then_some(frame)
     }
 
     /// The frame's `type`, read from its JSON without parsing it (the envelope writes
@@ -279,30 +231,26 @@ mod tests {
     }
 
     #[test]
-    fn fields_round_trip_through_a_stream_entry() {
-        let pairs = frame()
-            .fields(true)
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v));
-        assert_eq!(RoutedFrame::from_pairs(pairs, None, None), Some(frame()));
-    }
-
-    #[test]
-    fn outbox_entries_take_account_and_seq_from_where_they_are_read() {
-        let pairs = frame()
-            .fields(false)
-            .into_iter()
-            .filter(|(k, _)| *k != "s")
-            .map(|(k, v)| (k.to_owned(), v));
-        let read = RoutedFrame::from_pairs(pairs, Some("alice"), Some(7));
-        assert_eq!(read, Some(frame()));
-        let no_frame = [
-            ("a".to_owned(), "alice".to_owned()),
-            ("f".into(), String::new()),
-        ];
-        assert_eq!(RoutedFrame::from_pairs(no_frame, None, None), None);
-        let no_account = [("f".to_owned(), "{}".to_owned())];
-        assert_eq!(RoutedFrame::from_pairs(no_account, None, None), None);
+    fn an_outbox_entry_reads_back_with_its_account_and_seq() {
+        let pairs = [
+            ("f", r#"{"v":1,"type":"agent.idle","payload":{}}"#),
+            ("o", "phone"),
+            ("r", "3"),
+            ("t", ""),
+            (
+                "tp",
+                "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            ),
+        ]
+        .map(|(name, value)| (name.to_owned(), value.to_owned()));
+        let read = RoutedFrame::from_outbox_entry(pairs, "alice", 7);
+        let expected = RoutedFrame {
+            emitted_us: None,
+            ..frame()
+        };
+        assert_eq!(read, Some(expected));
+        let no_frame = [("f".to_owned(), String::new())];
+        assert_eq!(RoutedFrame::from_outbox_entry(no_frame, "alice", 7), None);
     }
 
     #[test]

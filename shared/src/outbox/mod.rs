@@ -105,7 +105,7 @@ pub async fn read_after<C: ConnectionLike + Send>(
         .into_iter()
         .filter_map(|(id, fields)| {
             let seq = id.split('-').next()?.parse().ok()?;
-            RoutedFrame::from_pairs(fields, Some(account), Some(seq))
+            RoutedFrame::from_outbox_entry(fields, account, seq)
         })
         .collect();
     Ok(ReplayPage {
@@ -165,9 +165,6 @@ pub struct Append {
     /// The history entry as the search index takes it, indexed in the same step (a
     /// message without text is not).
     pub indexed: Option<IndexedMessage>,
-    /// Publish the frame on the account's live channel in the same step (see
-    /// [`crate::delivery`]).
-    pub publish_live: bool,
 }
 
 /// Result of [`append`].
@@ -211,9 +208,7 @@ pub async fn append<C: ConnectionLike + Send>(
         .history
         .as_ref()
         .and_then(|message| message.message_id.as_deref());
-    let live_message = request
-        .publish_live
-        .then(|| crate::delivery::message_template(frame));
+    let live_message = crate::delivery::message_template(frame);
     let mut invocation = scripts::OUTBOX_APPEND.prepare_invoke();
     invocation
         .key(keys.outbox())
@@ -252,7 +247,7 @@ pub async fn append<C: ConnectionLike + Send>(
         .arg(LOST_RANGES_KEPT)
         .arg(EXPIRY_RENEWAL_SECS)
         .arg(AccountKeys::history_renewed_field(&request.chat_id))
-        .arg(live_message.as_deref().unwrap_or(""))
+        .arg(live_message)
         .arg(keys.live())
         .arg(AccountKeys::chat_fence_field(&request.chat_id));
     match &request.indexed {

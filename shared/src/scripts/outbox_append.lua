@@ -23,7 +23,7 @@
 -- ARGV[17] least jump of a rebase                   ARGV[18] lost ranges kept
 -- ARGV[19] how often (s) the expiries of the outbox, its meta and a history are renewed
 -- ARGV[20] the meta field stamping the chat history's renewal
--- ARGV[21] the live-channel message without its seq ('' = not published)
+-- ARGV[21] the live-channel message without its seq
 -- ARGV[22] the account's live channel
 -- ARGV[23] the meta field holding the chat's fence (the highest fencing token that wrote)
 -- ARGV[24] the search ref's ts ('' = the history entry is not indexed), ARGV[25] its search
@@ -151,10 +151,8 @@ local reply = {1, 0}
 
 -- Publishes the frame, at `seq` (0 = live only), on the account's live channel.
 local function publish_live(seq)
-  if live_message ~= '' then
-    local at = seq > 0 and string.format('%.0f', seq) or ''
-    redis.call('PUBLISH', live_channel, at .. '\n' .. live_message)
-  end
+  local at = seq > 0 and string.format('%.0f', seq) or ''
+  redis.call('PUBLISH', live_channel, at .. '\n' .. live_message)
 end
 
 local effects_marked = true
