@@ -67,9 +67,13 @@ async fn websocket(
     // The codec must take a full media chunk plus its header; the session itself holds
     // text messages to the (smaller) text limit.
     let max_frame = state.limits.max_frame_bytes.max(MAX_MEDIA_FRAME_BYTES);
-    ws::WsResponseBuilder::new(Session::new(id, state.get_ref().clone(), ip), &req, stream)
-        .frame_size(max_frame)
-        .start()
+    ws::WsResponseBuilder::new(
+        Session::new(id, state.clone().into_inner(), ip),
+        &req,
+        stream,
+    )
+    .frame_size(max_frame)
+    .start()
 }
 
 /// Tunes each accepted TCP connection: data the peer leaves unacknowledged for

@@ -81,8 +81,8 @@ struct Device {
 pub struct Session {
     /// Node-unique id of this connection.
     id: u64,
-    /// Node-wide shared state.
-    state: GatewayState,
+    /// Node-wide shared state (shared, not copied: it is most of a session's size otherwise).
+    state: Arc<GatewayState>,
     /// The client's address, for the per-IP `hello` limit (`None`: unknown, not limited).
     client_ip: Option<IpAddr>,
     /// Life-cycle phase.
@@ -118,7 +118,7 @@ pub struct Session {
 
 impl Session {
     /// A new, unpaired session.
-    pub fn new(id: u64, state: GatewayState, client_ip: Option<IpAddr>) -> Self {
+    pub fn new(id: u64, state: Arc<GatewayState>, client_ip: Option<IpAddr>) -> Self {
         let frame_budget = TokenBucket::new(state.limits.frame_rate, state.limits.frame_burst);
         Self {
             id,

@@ -213,7 +213,9 @@ pin_project! {
     {
         None,
         ExpectCall { #[pin] fut: X::Future },
-        ServiceCall { #[pin] fut: S::Future },
+        // Iris Cluster: boxed, so the service's future takes no room in a connection that
+        // outlives its request (a WebSocket; see PATCHES.md).
+        ServiceCall { fut: Pin<Box<S::Future>> },
         SendPayload { #[pin] body: B },
         SendErrorPayload { #[pin] body: BoxBody },
     }
@@ -399,12 +401,9 @@ where
         }
 
         // All bytes have been accepted by the I/O stream, so the buffer can be reused or released.
-        if *write_buf_needs_reset {
-            *write_buf = BytesMut::with_capacity(HW_BUFFER_SIZE);
-            *write_buf_needs_reset = false;
-        } else {
-            write_buf.clear();
-        }
+        // Iris Cluster: always released (see PATCHES.md); the next write allocates what it needs.
+        *write_buf = BytesMut::new();
+        *write_buf_needs_reset = false;
 
         // flush the I/O and check if get blocked
         io.poll_flush(cx)
@@ -626,7 +625,7 @@ where
                         } else {
                             // set InnerDispatcher state and continue loop to poll it
                             let fut = this.flow.service.call(req);
-                            this.state.set(State::ServiceCall { fut });
+                            this.state.set(State::ServiceCall { fut: Box::pin(fut) });
                         };
                     }
 
@@ -654,7 +653,7 @@ where
                 },
 
                 StateProj::ServiceCall { fut } => {
-                    match fut.poll(cx) {
+                    match fut.as_mut().poll(cx) {
                         // service call resolved. send response.
                         Poll::Ready(Ok(res)) => {
                             let (res, body) = res.into().replace_body(());
@@ -806,7 +805,7 @@ where
                             this.write_buf
                                 .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                             let fut = this.flow.service.call(req);
-                            this.state.set(State::ServiceCall { fut });
+                            this.state.set(State::ServiceCall { fut: Box::pin(fut) });
                         }
 
                         // send expect error as response
@@ -841,7 +840,7 @@ where
             } else {
                 // set dispatcher state to call service handler
                 let fut = this.flow.service.call(req);
-                this.state.set(State::ServiceCall { fut });
+                this.state.set(State::ServiceCall { fut: Box::pin(fut) });
             };
         };
 
@@ -856,7 +855,7 @@ where
 
                             let mut this = self.as_mut().project();
                             let fut = this.flow.service.call(req);
-                            this.state.set(State::ServiceCall { fut });
+                            this.state.set(State::ServiceCall { fut: Box::pin(fut) });
 
                             continue;
                         }
@@ -878,7 +877,7 @@ where
 
                 StateProj::ServiceCall { fut } => {
                     // return no matter the service call future's result.
-                    return match fut.poll(cx) {
+                    return match fut.as_mut().poll(cx) {
                         // Future is resolved. Send response and return a result. On success
                         // to notify the dispatcher a new state is set and the outer loop
                         // should be continue.
@@ -1257,6 +1256,10 @@ where
                 }
 
                 Poll::Pending => {
+                    // Iris Cluster: an idle connection keeps no read buffer (see PATCHES.md).
+                    if this.read_buf.is_empty() {
+                        *this.read_buf = BytesMut::new();
+                    }
                     return Ok(false);
                 }
 
