@@ -126,10 +126,17 @@ impl Agent for EchoAgent {
                 let mut stop_seen = stop_seen.clone();
                 async move {
                     let ending = ending?;
-                    let stopped = tokio::select! {
-                        _ = tokio::time::sleep(delay) => false,
-                        _ = stop_seen.wait_for(|stopped| *stopped) => true,
-                    } || *stop_seen.borrow();
+                    // No pause at all without a delay: a timer of zero still waits for the
+                    // timer's next millisecond tick.
+                    let stopped = if delay.is_zero() {
+                        *stop_seen.borrow()
+                    } else {
+                        let stop_came = tokio::select! {
+                            _ = tokio::time::sleep(delay) => false,
+                            _ = stop_seen.wait_for(|stopped| *stopped) => true,
+                        };
+                        stop_came || *stop_seen.borrow()
+                    };
                     if stopped {
                         return Some((AgentEvent::Cancelled, (deltas, None)));
                     }
