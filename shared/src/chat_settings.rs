@@ -6,9 +6,6 @@ use std::collections::HashMap;
 
 use redis::aio::ConnectionLike;
 
-use redis::streams::StreamRangeReply;
-
-use crate::history::{self, HistoryEntry};
 use crate::keys::AccountKeys;
 
 /// Settings field: the chat's model.
@@ -46,34 +43,8 @@ pub async fn load<C: ConnectionLike + Send>(
     Ok(ChatSettings::from_fields(&fields))
 }
 
-/// Reads the settings of `chat_id` and the newest `limit` entries of its current
-/// conversation (after `/new`'s mark), oldest first, in one round trip: what a turn
-/// starts from.
-pub async fn load_with_conversation<C: ConnectionLike + Send>(
-    conn: &mut C,
-    account: &str,
-    chat_id: &str,
-    limit: usize,
-) -> redis::RedisResult<(ChatSettings, Vec<HistoryEntry>)> {
-    let keys = AccountKeys::new(account);
-    let (fields, entries): (HashMap<String, String>, StreamRangeReply) = redis::pipe()
-        .cmd("HGETALL")
-        .arg(keys.chat_settings(chat_id))
-        .add_command(history::newest_command(account, chat_id, None, limit))
-        .query_async(conn)
-        .await?;
-    let settings = ChatSettings::from_fields(&fields);
-    let mut entries = history::entries_of(entries);
-    // The newest `limit` of all entries, less those up to the mark: the newest `limit`
-    // after it.
-    if let Some(mark) = settings.context_from.as_deref() {
-        entries.retain(|entry| crate::user_message::entry_is_after(&entry.entry_id, mark));
-    }
-    Ok((settings, entries))
-}
-
 impl ChatSettings {
-    fn from_fields(fields: &HashMap<String, String>) -> Self {
+    pub(crate) fn from_fields(fields: &HashMap<String, String>) -> Self {
         Self {
             model: fields.get(MODEL).cloned().filter(|m| !m.is_empty()),
             show_reasoning: fields.get(REASONING).is_none_or(|v| v != "off"),

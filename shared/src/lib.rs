@@ -72,4 +72,5 @@ pub mod server_publish;
 pub mod shutdown;
 pub mod telemetry;
 pub mod tokens;
+pub mod turn_opening;
 pub mod user_message;

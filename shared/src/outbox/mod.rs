@@ -115,24 +115,6 @@ pub async fn read_after<C: ConnectionLike + Send>(
     })
 }
 
-/// The ordinals of the effects of inbound entry `entry_id` of `partition` written so far
-/// (how far earlier attempts at the entry got).
-pub async fn written_effects<C: ConnectionLike + Send>(
-    conn: &mut C,
-    account: &str,
-    partition: Partition,
-    entry_id: &str,
-) -> redis::RedisResult<Vec<u32>> {
-    let fields: Vec<String> = redis::cmd("HKEYS")
-        .arg(AccountKeys::new(account).turn_effects(partition, entry_id))
-        .query_async(conn)
-        .await?;
-    Ok(fields
-        .iter()
-        .filter_map(|field| field.parse().ok())
-        .collect())
-}
-
 /// Identity of one effect of one inbound entry, so that a turn replayed after a takeover
 /// writes each effect once.
 #[derive(Debug, Clone)]

@@ -282,7 +282,8 @@ impl ChatActor {
         propagation::continue_trace(&span, trace_parent(&entry));
         let turn_request = request.clone();
         let turn = async move {
-            let user_message_written = match turn_progress(&deps, &scope, &turn_request).await? {
+            let (progress, opening) = turn_progress(&deps, &scope, &turn_request).await?;
+            let user_message_written = match progress {
                 TurnProgress::Complete => return Ok(()),
                 TurnProgress::StartedTools => {
                     return end_interrupted_turn(&deps, &scope, &turn_request).await
@@ -305,6 +306,7 @@ impl ChatActor {
             let start = TurnStart {
                 user_message_written,
                 queued,
+                opening,
             };
             run_turn(deps, scope, turn_request, control, start).await
         };

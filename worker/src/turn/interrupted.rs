@@ -9,11 +9,12 @@
 //! `message.stop {interrupted: true}` and `agent.idle`, each written once by ordinal, and
 //! the user can send the message again (or `/retry`).
 
-use iris_shared::outbox;
 use iris_shared::protocol::{
     AgentIdle, ErrorCode, ErrorPayload, MessageStop, ServerBody, ServerFrame,
 };
+use iris_shared::turn_opening::{self, TurnOpening};
 
+use crate::turn::conversation::CONVERSATION_LIMIT;
 use crate::turn::publisher::{ChatScope, Outgoing, PublishError};
 use crate::turn::request::{TurnDeps, TurnRequest};
 use crate::turn::writer::{ordinal, TurnWriter, FIRST_DYNAMIC_ORDINAL};
@@ -41,21 +42,23 @@ pub enum TurnProgress {
     Complete,
 }
 
-/// Reads which of the turn's effects are written (a handful of fields).
+/// Reads how far earlier attempts got with the turn (which of its effects are written),
+/// with what the turn starts from, in one round trip.
 pub async fn turn_progress(
     deps: &TurnDeps,
     scope: &ChatScope,
     request: &TurnRequest,
-) -> Result<TurnProgress, PublishError> {
+) -> Result<(TurnProgress, TurnOpening), PublishError> {
     let mut conn = deps.redis.get().await?;
-    let written = outbox::written_effects(
+    let opening = turn_opening::load(
         &mut conn,
         &scope.account,
-        request.partition,
-        &request.entry_id,
+        &scope.chat_id,
+        (request.partition, &request.entry_id),
+        CONVERSATION_LIMIT,
     )
     .await?;
-    Ok(progress_of(&written))
+    Ok((progress_of(&opening.written_effects), opening))
 }
 
 /// The progress that the written effect ordinals show.

@@ -29,9 +29,8 @@ use iris_shared::user_message::UserMessage;
 use crate::agent::{AgentEvent, TurnInput};
 use crate::metrics;
 use attachments::{attached_images, attached_media};
-use conversation::CONVERSATION_LIMIT;
 use events::TurnState;
-use iris_shared::chat_settings;
+use iris_shared::turn_opening::TurnOpening;
 use publisher::{ChatScope, Outgoing, PublishError};
 use writer::{ordinal, TurnWriter};
 
@@ -64,7 +63,7 @@ pub async fn run_turn(
         .fixed(ordinal::BUSY, Outgoing::broadcast(ServerFrame::new(busy)))
         .await?;
 
-    let (input, show_reasoning) = turn_input(&deps, &scope, &request).await?;
+    let (input, show_reasoning) = turn_input(&deps, &scope, &request, start.opening).await?;
     let message_id = request.answer_message_id();
     let start = MessageStart {
         message_id: Some(message_id.clone()),
@@ -184,27 +183,32 @@ impl Drop for RunningTurnGauge {
     }
 }
 
-/// Reads what the upstream needs: the conversation so far and the chat's model.
+/// What the upstream needs: the conversation so far and the chat's model (read as the
+/// turn began), and the attached images.
 async fn turn_input(
     deps: &TurnDeps,
     scope: &ChatScope,
     request: &TurnRequest,
+    opening: TurnOpening,
 ) -> Result<(TurnInput, bool), PublishError> {
-    let mut conn = deps.redis.get().await?;
-    let (settings, entries) = chat_settings::load_with_conversation(
-        &mut conn,
-        &scope.account,
-        &scope.chat_id,
-        CONVERSATION_LIMIT,
-    )
-    .await?;
+    let TurnOpening {
+        settings,
+        conversation: entries,
+        ..
+    } = opening;
+    let images = if request.media_ids.is_empty() {
+        Vec::new()
+    } else {
+        let mut conn = deps.redis.get().await?;
+        attached_images(&deps.media, &mut conn, &scope.account, &request.media_ids).await
+    };
     let input = TurnInput {
         text: request.text.clone(),
         history: conversation::as_conversation(&entries, request.partition, &request.entry_id),
         model: settings.model.or_else(|| deps.agent.default_model()),
         session_id: format!("iris-{}-{}", scope.account, scope.chat_id),
         turn_key: format!("iris-{}-{}", scope.account, request.answer_message_id()),
-        images: attached_images(&deps.media, &mut conn, &scope.account, &request.media_ids).await,
+        images,
         media_ids: request.media_ids.clone(),
     };
     Ok((input, settings.show_reasoning))

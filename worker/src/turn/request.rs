@@ -7,6 +7,7 @@ use iris_shared::inbound::{InboundEntry, InboundRequest};
 use iris_shared::media::store::MediaStore;
 use iris_shared::partition::Partition;
 use iris_shared::redis_conn::Pool;
+use iris_shared::turn_opening::TurnOpening;
 use iris_shared::user_message;
 
 use crate::agent::Agent;
@@ -69,6 +70,8 @@ pub struct TurnStart {
     pub user_message_written: bool,
     /// User messages queued behind this one, in order (shown in `agent.busy`).
     pub queued: Vec<String>,
+    /// The chat's settings and conversation, read as the turn began.
+    pub opening: TurnOpening,
 }
 
 /// What a turn needs from its worker.
