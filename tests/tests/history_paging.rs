@@ -29,7 +29,9 @@ fn texts(page: &Value) -> Vec<String> {
 async fn history_pages_walk_back_through_a_thousand_messages_with_exact_boundaries() {
     let spec = ClusterSpec::default()
         .gateways(2)
-        .worker_env("IRIS_ECHO_DELAY_MS", "0");
+        .worker_env("IRIS_ECHO_DELAY_MS", "0")
+        // The history is written at machine rate, faster than a device may send.
+        .gateway_env("IRIS_FRAME_RATE", "1000");
     let cluster = Cluster::start("history-paging", spec).await;
     let token = cluster.create_token("mona");
     let mut phone = cluster.connect(0, "phone").await;

@@ -14,7 +14,10 @@ const MISSED_TURNS: usize = iris_shared::outbox::REPLAY_PAGE / 4 + 10;
 /// `sync.done` at the head.
 #[tokio::test]
 async fn a_sync_spanning_several_replay_pages_delivers_every_missed_frame_once_in_order() {
-    let spec = ClusterSpec::default().worker_env("IRIS_ECHO_DELAY_MS", "0");
+    let spec = ClusterSpec::default()
+        .worker_env("IRIS_ECHO_DELAY_MS", "0")
+        // The missed turns are written at machine rate, faster than a device may send.
+        .gateway_env("IRIS_FRAME_RATE", "1000");
     let cluster = Cluster::start("sync-many-pages", spec).await;
     let token = cluster.create_token("dave");
     let mut phone = cluster.connect(0, "phone").await;
