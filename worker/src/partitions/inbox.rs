@@ -1,7 +1,9 @@
 //! The worker's blocking reads: inbound entries of every partition it owns, read with
-//! the consumer group, and handed to the chat directory in stream order. On one Redis a
-//! single read covers every owned partition; on a Redis Cluster there is one reader per
-//! partition slot group (a command may name keys of one slot only).
+//! the consumer group, and handed to the chat directory in stream order. There is one
+//! reader per partition slot group: on a Redis Cluster a command may name keys of one slot
+//! only, and on one Redis a blocking `XREADGROUP` costs the server in proportion to the
+//! streams it names, each time any of them wakes it (over all 64 partitions, about 330 µs
+//! per read, during which every other command waits; over a group's 8, a few tens).
 //!
 //! When the worker gains a partition it first claims every entry still pending in the
 //! group (left by a worker that died or gave the partition up) and dispatches those
@@ -65,10 +67,6 @@ pub async fn run(
         directory,
         redis,
     };
-    if !readers.endpoint.is_cluster() {
-        let routing_key = keys::inbound(0);
-        return read(readers, owned, routing_key).await;
-    }
     let readers: Vec<_> = (0..keys::PARTITION_SLOT_GROUPS)
         .map(|group| {
             let (tx, rx) = watch::channel(Owned::new());
