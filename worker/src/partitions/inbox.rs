@@ -3,7 +3,7 @@
 //! reader per partition slot group: on a Redis Cluster a command may name keys of one slot
 //! only, and on one Redis a blocking `XREADGROUP` costs the server in proportion to the
 //! streams it names, each time any of them wakes it (over all 64 partitions, about 330 µs
-//! per read, during which every other command waits; over a group's 8, a few tens).
+//! per read, during which every other command waits).
 //!
 //! When the worker gains a partition it first claims every entry still pending in the
 //! group (left by a worker that died or gave the partition up) and dispatches those
