@@ -13,7 +13,7 @@ use crate::history::{self, HistoryEntry};
 use crate::keys::AccountKeys;
 use crate::partition::Partition;
 
-/// The turn of one inbound entry, as it starts.
+/// The turn of one user's message, as it starts.
 #[derive(Debug, Clone, Default)]
 pub struct TurnOpening {
     /// Ordinals of the entry's effects written so far.
@@ -24,13 +24,13 @@ pub struct TurnOpening {
     pub conversation: Vec<HistoryEntry>,
 }
 
-/// Reads the opening of the turn of inbound entry `entry_id` of `partition` in chat
-/// `chat_id`, with at most `limit` conversation entries.
+/// Reads the opening of the turn of message key `key` (see `user_message`) of `partition`
+/// in chat `chat_id`, with at most `limit` conversation entries.
 pub async fn load<C: ConnectionLike + Send>(
     conn: &mut C,
     account: &str,
     chat_id: &str,
-    (partition, entry_id): (Partition, &str),
+    (partition, key): (Partition, &str),
     limit: usize,
 ) -> redis::RedisResult<TurnOpening> {
     let keys = AccountKeys::new(account);
@@ -40,7 +40,7 @@ pub async fn load<C: ConnectionLike + Send>(
         StreamRangeReply,
     ) = redis::pipe()
         .cmd("HKEYS")
-        .arg(keys.turn_effects(partition, entry_id))
+        .arg(keys.turn_effects(partition, key))
         .cmd("HGETALL")
         .arg(keys.chat_settings(chat_id))
         .add_command(history::newest_command(account, chat_id, None, limit))

@@ -1,20 +1,28 @@
-//! The user's own message of a `message.send`: the first effect of its inbound entry, so
-//! that a message is the user's, not the agent's.
+//! The user's own message of a `message.send`: the first effect of its turn, so that a
+//! message is the user's, not the agent's.
 //!
-//! The gateway that received the request writes it right after appending the entry, so the
-//! sender's echo and the account's other devices never wait for a worker (nor for a running
-//! turn, nor for a worker to exist). The worker that owns the chat writes it again if it
-//! finds it missing (the gateway died in between); both build the same frame from the
-//! request, and the effect id makes it one write.
+//! The gateway that received the request writes it while it appends the inbound entry (in
+//! the same round trip), so the sender's echo and the account's other devices never wait
+//! for a worker (nor for a running turn, nor for a worker to exist). It names the message
+//! with a key of its own choosing ([`new_message_key`]), which the entry carries; the
+//! worker that owns the chat writes the message again if it finds it missing (the gateway
+//! died in between): both build the same frame from the request, and the effect id makes
+//! it one write.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::LazyLock;
+
+use futures_util::future::join;
 
 use crate::consumer_group::entry_order;
+use crate::inbound::{Enqueued, InboundRequest};
 use crate::outbox::EffectId;
 use crate::partition::Partition;
 use crate::protocol::{
     AgentBusy, BusyReason, MediaRef, MessagePayload, Role, ServerBody, ServerFrame,
 };
 use crate::publish::{publish, ChatScope, Outgoing, PublishError};
-use crate::redis_conn::Connection;
+use crate::redis_conn::{Connection, Link, Refusal};
 
 /// Effect ordinal of the user's message within the handling of its inbound entry.
 pub const USER_MESSAGE_ORDINAL: u32 = 0;
@@ -22,25 +30,44 @@ pub const USER_MESSAGE_ORDINAL: u32 = 0;
 /// message when no worker holds the chat's partition.
 pub const UNAVAILABLE_ORDINAL: u32 = 6;
 
-/// Message id of the user's message of inbound entry `entry_id` of `partition`.
-pub fn user_message_id(partition: Partition, entry_id: &str) -> String {
-    format!("u{partition}-{entry_id}")
+/// The next number of this process's message keys; starts at a random point, so that keys
+/// of different gateways made in the same millisecond differ.
+static NEXT_KEY_NUMBER: LazyLock<AtomicU64> =
+    LazyLock::new(|| AtomicU64::new(rand::random::<u64>() >> 1));
+
+/// A new key for a user's message received at `now_ms`: `<ms>-<n>`, shaped and ordered like
+/// a stream entry id, so a turn tells the messages sent after its own apart.
+pub fn new_message_key(now_ms: u64) -> String {
+    let number = NEXT_KEY_NUMBER.fetch_add(1, Ordering::Relaxed);
+    format!("{now_ms}-{number}")
 }
 
-/// The inbound entry (partition, entry id) whose user message `message_id` is, if it is one.
-pub fn entry_of_user_message(message_id: &str) -> Option<(Partition, &str)> {
-    let (partition, entry_id) = message_id.strip_prefix('u')?.split_once('-')?;
-    Some((partition.parse().ok()?, entry_id))
+/// Whether `key` can name a user's message (it is shaped like a stream entry id).
+pub fn is_message_key(key: &str) -> bool {
+    entry_order(key).is_some()
 }
 
-/// Whether stream entry id `a` comes after `b` (`<ms>-<seq>` ids compare as numbers).
+/// Message id of the user's message of key `key` (its inbound entry id, or the key its
+/// gateway gave it) in `partition`.
+pub fn user_message_id(partition: Partition, key: &str) -> String {
+    format!("u{partition}-{key}")
+}
+
+/// The (partition, key) of the user message `message_id` is, if it is one.
+pub fn key_of_user_message(message_id: &str) -> Option<(Partition, &str)> {
+    let (partition, key) = message_id.strip_prefix('u')?.split_once('-')?;
+    Some((partition.parse().ok()?, key))
+}
+
+/// Whether stream entry id (or message key) `a` comes after `b` (`<ms>-<seq>` ids compare
+/// as numbers).
 pub fn entry_is_after(a: &str, b: &str) -> bool {
     matches!((entry_order(a), entry_order(b)), (Some(a), Some(b)) if a > b)
 }
 
-/// Message id of the agent's answer to that message.
-pub fn answer_message_id(partition: Partition, entry_id: &str) -> String {
-    format!("a{partition}-{entry_id}")
+/// Message id of the agent's answer to the user's message of key `key`.
+pub fn answer_message_id(partition: Partition, key: &str) -> String {
+    format!("a{partition}-{key}")
 }
 
 /// A `message.send` as both writers see it.
@@ -48,8 +75,8 @@ pub fn answer_message_id(partition: Partition, entry_id: &str) -> String {
 pub struct UserMessage<'a> {
     /// Partition of its inbound entry.
     pub partition: Partition,
-    /// Its inbound entry id.
-    pub entry_id: &'a str,
+    /// Its key: the one its gateway gave it, or its inbound entry id.
+    pub key: &'a str,
     /// Device that sent it.
     pub device_id: &'a str,
     /// Its request id (the sender's echo carries it).
@@ -66,7 +93,7 @@ impl UserMessage<'_> {
     /// The message as it is shown and kept in history.
     pub fn payload(&self) -> MessagePayload {
         MessagePayload {
-            message_id: Some(user_message_id(self.partition, self.entry_id)),
+            message_id: Some(user_message_id(self.partition, self.key)),
             role: Some(Role::User),
             text: Some(self.text.to_owned()),
             media: Some(self.media.clone()).filter(|media| !media.is_empty()),
@@ -84,39 +111,66 @@ impl UserMessage<'_> {
             .with_history(payload)
             .once_as(EffectId {
                 partition: self.partition,
-                entry_id: self.entry_id.to_owned(),
+                entry_id: self.key.to_owned(),
                 ordinal: USER_MESSAGE_ORDINAL,
             })
     }
 }
 
-/// Writes the user's message as the gateway that received it does: unfenced (the request
-/// alone determines it), and followed by `agent.busy {unavailable: true}` when no worker
-/// held the chat's partition, so the devices know the answer waits for one. Returns how
-/// many frames it appended to the outbox (none when the worker was first).
-pub async fn write_from_gateway(
+/// What became of a `message.send` whose user's message its gateway writes.
+#[derive(Debug)]
+pub struct SentFromGateway {
+    /// Where the request went.
+    pub enqueued: Enqueued,
+    /// How many frames the gateway appended to the outbox (none when the worker was
+    /// first), or why it left the user's message to the worker.
+    pub written: Result<u64, PublishError>,
+}
+
+/// Appends `request` (which carries `message`'s key) to its chat's partition and writes
+/// `message` as the gateway that received it does, in one round trip: both commands are
+/// sent before either answers. The message is written unfenced (the request alone
+/// determines it), and followed by `agent.busy {unavailable: true}` when no worker held the
+/// chat's partition, so the devices know the answer waits for one. Fails only when the
+/// request could not be appended.
+pub async fn send_from_gateway(
     conn: &mut Connection,
+    partitions: u32,
+    request: &InboundRequest,
     chat: ChatScope,
     message: &UserMessage<'_>,
-    worker_holds_chat: bool,
-) -> Result<u64, PublishError> {
-    let written = publish(conn, &chat, message.outgoing()).await?;
-    let mut appended = u64::from(written.appended);
-    if worker_holds_chat {
-        return Ok(appended);
-    }
-    let busy = AgentBusy {
-        unavailable: Some(true),
-        ..AgentBusy::because(BusyReason::Processing)
+) -> redis::RedisResult<SentFromGateway> {
+    // The append goes on a second handle of the same link, so it is on its way while the
+    // message's script is; a refused write was not applied, and is sent again through
+    // `conn`, which finds the new master.
+    let mut link = Link::clone(conn);
+    let (enqueued, written) = join(
+        request.enqueue(&mut link, partitions),
+        publish(conn, &chat, message.outgoing()),
+    )
+    .await;
+    let enqueued = match enqueued {
+        Err(err) if err.refuses_writes() => request.enqueue(conn, partitions).await?,
+        other => other?,
     };
-    let unavailable =
-        Outgoing::broadcast(ServerFrame::new(ServerBody::AgentBusy(busy))).once_as(EffectId {
-            partition: message.partition,
-            entry_id: message.entry_id.to_owned(),
-            ordinal: UNAVAILABLE_ORDINAL,
-        });
-    appended += u64::from(publish(conn, &chat, unavailable).await?.appended);
-    Ok(appended)
+    let mut written = written.map(|published| u64::from(published.appended));
+    if let (Ok(appended), false) = (&mut written, enqueued.owned) {
+        let busy = AgentBusy {
+            unavailable: Some(true),
+            ..AgentBusy::because(BusyReason::Processing)
+        };
+        let unavailable = Outgoing::broadcast(ServerFrame::new(ServerBody::AgentBusy(busy)))
+            .once_as(EffectId {
+                partition: message.partition,
+                entry_id: message.key.to_owned(),
+                ordinal: UNAVAILABLE_ORDINAL,
+            });
+        match publish(conn, &chat, unavailable).await {
+            Ok(published) => *appended += u64::from(published.appended),
+            Err(err) => written = Err(err),
+        }
+    }
+    Ok(SentFromGateway { enqueued, written })
 }
 
 #[cfg(test)]
@@ -124,10 +178,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_user_message_id_names_its_inbound_entry() {
+    fn a_user_message_id_names_its_key() {
         let id = user_message_id(7, "1700000000000-3");
-        assert_eq!(entry_of_user_message(&id), Some((7, "1700000000000-3")));
-        assert_eq!(entry_of_user_message("a7-1-0"), None);
+        assert_eq!(key_of_user_message(&id), Some((7, "1700000000000-3")));
+        assert_eq!(key_of_user_message("a7-1-0"), None);
+    }
+
+    #[test]
+    fn message_keys_are_distinct_and_ordered_like_entry_ids() {
+        let (first, second) = (
+            new_message_key(1_700_000_000_000),
+            new_message_key(1_700_000_000_000),
+        );
+        assert_ne!(first, second);
+        assert!(is_message_key(&first));
+        assert!(entry_is_after(&second, &first));
+        assert!(entry_is_after(&new_message_key(1_700_000_000_001), &second));
+        assert!(!is_message_key("1"));
     }
 
     #[test]

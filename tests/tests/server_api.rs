@@ -299,7 +299,7 @@ async fn a_publish_forwarded_by_an_older_gateway_is_written_once_by_the_worker()
         gateway: "gw-old".into(),
         received_ms: 1,
         trace_parent: None,
-        user_message_by_gateway: false,
+        user_message_key: None,
     };
     for _ in 0..2 {
         enqueue(&cluster, &request).await;

@@ -7,13 +7,14 @@ use tracing::Instrument as _;
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
 use iris_shared::media::record::{self, MediaRecord};
+use iris_shared::partition::partition_of;
 use iris_shared::pickers;
 use iris_shared::protocol::{
     AppBody, AppFrame, ErrorCode, Notification, Pong, ServerBody, ServerFrame, DEFAULT_CHAT_ID,
 };
 use iris_shared::publish::ChatScope;
 use iris_shared::push::{self, PushTarget};
-use iris_shared::user_message::{write_from_gateway, UserMessage};
+use iris_shared::user_message::{self, send_from_gateway, UserMessage};
 
 use super::replay::ReplayPurpose;
 use super::{Phase, Session};
@@ -294,15 +295,18 @@ impl Session {
             fence: None,
             thread_parent: device.chats.get(&chat_id).cloned().flatten(),
         };
+        let received_ms = now_ms();
         let mut request = InboundRequest {
             account: device.account.clone(),
             device_id: device.device_id.clone(),
             chat_id: chat_id.clone(),
             frame_json: String::new(),
             gateway: self.state.node_id.to_string(),
-            received_ms: now_ms(),
+            received_ms,
             trace_parent: None,
-            user_message_by_gateway: user_text.is_some(),
+            user_message_key: user_text
+                .is_some()
+                .then(|| user_message::new_message_key(received_ms)),
         };
         let mut frame = AppFrame {
             chat_id: Some(chat_id),
@@ -326,24 +330,26 @@ impl Session {
                 }
             }
             request.frame_json = frame.to_json();
-            let enqueued = request
-                .enqueue(&mut conn, partitions)
-                .await
-                .map_err(|err| Refused::Backend(err.to_string()))?;
             let Some(text) = user_text else {
+                request
+                    .enqueue(&mut conn, partitions)
+                    .await
+                    .map_err(|err| Refused::Backend(err.to_string()))?;
                 return Ok(());
             };
             let message = UserMessage {
-                partition: enqueued.partition,
-                entry_id: &enqueued.entry_id,
+                partition: partition_of(&request.account, &request.chat_id, partitions),
+                key: request.user_message_key.as_deref().unwrap_or_default(),
                 device_id: &request.device_id,
                 request_id: id,
                 text: &text,
                 media,
                 received_ms: request.received_ms,
             };
-            let written = write_from_gateway(&mut conn, chat, &message, enqueued.owned).await;
-            match written {
+            let sent = send_from_gateway(&mut conn, partitions, &request, chat, &message)
+                .await
+                .map_err(|err| Refused::Backend(err.to_string()))?;
+            match sent.written {
                 Ok(appended) => iris_shared::metrics::add(&stats.outbox_appends_total, appended),
                 // The request is accepted (it is in the stream): the worker writes the
                 // message when it starts the turn.

@@ -26,8 +26,8 @@ mod field {
     pub const GATEWAY: &str = "g";
     pub const RECEIVED_MS: &str = "ts";
     pub const TRACE_PARENT: &str = "tp";
-    /// Present when the gateway writes the user's message itself.
-    pub const USER_MESSAGE_BY_GATEWAY: &str = "um";
+    /// The key of the user's message, present when the gateway writes that message itself.
+    pub const USER_MESSAGE_KEY: &str = "um";
 }
 
 /// Most entries an inbound stream keeps; far above what healthy workers leave unread.
@@ -89,9 +89,10 @@ pub struct InboundRequest {
     /// W3C `traceparent` the entry carries, when traced: the gateway's `iris.enqueue` span,
     /// which [`Self::enqueue`] makes and writes itself (a request to enqueue leaves it `None`).
     pub trace_parent: Option<String>,
-    /// The gateway writes the user's message of this `message.send` itself, right after
-    /// the append (`user_message`): the worker looks for it only when the turn starts.
-    pub user_message_by_gateway: bool,
+    /// The key of the user's message of this `message.send` when the gateway writes that
+    /// message itself, with the append (`user_message`): the turn's messages and effects
+    /// are named by it, and the worker looks for the message only when the turn starts.
+    pub user_message_key: Option<String>,
 }
 
 /// Where [`InboundRequest::enqueue`] put a request.
@@ -148,11 +149,11 @@ impl InboundRequest {
         if let Some(trace_parent) = &trace_parent {
             xadd.arg(field::TRACE_PARENT).arg(trace_parent);
         }
-        if self.user_message_by_gateway {
-            xadd.arg(field::USER_MESSAGE_BY_GATEWAY).arg(1);
+        if let Some(key) = &self.user_message_key {
+            xadd.arg(field::USER_MESSAGE_KEY).arg(key);
         }
         // Whether a worker holds the chat matters only to a gateway writing the user's message.
-        let (entry_id, owned): (String, bool) = if self.user_message_by_gateway {
+        let (entry_id, owned): (String, bool) = if self.user_message_key.is_some() {
             let mut pipe = redis::pipe();
             pipe.add_command(xadd)
                 .cmd("EXISTS")
@@ -181,7 +182,9 @@ impl InboundRequest {
                 .and_then(|ts| ts.parse().ok())
                 .unwrap_or(0),
             trace_parent: text(field::TRACE_PARENT),
-            user_message_by_gateway: text(field::USER_MESSAGE_BY_GATEWAY).is_some(),
+            // Entries of older gateways carry a mark, not a key: theirs is the entry id.
+            user_message_key: text(field::USER_MESSAGE_KEY)
+                .filter(|key| crate::user_message::is_message_key(key)),
         })
     }
 }

@@ -121,7 +121,7 @@ pub async fn read_after<C: ConnectionLike + Send>(
 pub struct EffectId {
     /// Partition the inbound entry came from.
     pub partition: Partition,
-    /// Inbound stream entry id.
+    /// Inbound stream entry id, or for a turn its message key (`user_message`).
     pub entry_id: String,
     /// Position of the effect within the handling of that entry.
     pub ordinal: u32,

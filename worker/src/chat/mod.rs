@@ -294,7 +294,7 @@ impl ChatActor {
                 TurnProgress::StartedWithoutTools => {
                     tracing::info!(
                         chat = %scope.chat_id,
-                        entry = %turn_request.entry_id,
+                        message_key = %turn_request.message_key,
                         "turn begun by an earlier attempt had started no tool: running it again"
                     );
                     true

@@ -16,17 +16,17 @@ pub const CONVERSATION_LIMIT: usize = 50;
 pub fn as_conversation(
     entries: &[HistoryEntry],
     partition: Partition,
-    entry_id: &str,
+    message_key: &str,
 ) -> Vec<ChatMessage> {
     let own = [
-        user_message::user_message_id(partition, entry_id),
-        user_message::answer_message_id(partition, entry_id),
+        user_message::user_message_id(partition, message_key),
+        user_message::answer_message_id(partition, message_key),
     ];
-    // A user message of a later inbound entry of the chat is shown already but waits for
-    // its own turn (queued behind this one): not part of this turn's conversation.
+    // A user message sent after this turn's is shown already but waits for its own turn
+    // (queued behind this one): not part of this turn's conversation.
     let later = |id: &str| {
-        user_message::entry_of_user_message(id).is_some_and(|(p, entry)| {
-            p == partition && user_message::entry_is_after(entry, entry_id)
+        user_message::key_of_user_message(id).is_some_and(|(p, key)| {
+            p == partition && user_message::entry_is_after(key, message_key)
         })
     };
     entries

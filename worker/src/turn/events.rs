@@ -239,7 +239,7 @@ impl TurnState {
         self.approvals_asked += 1;
         let picker_id = format!(
             "ap{}-{}-{}",
-            self.request.partition, self.request.entry_id, self.approvals_asked
+            self.request.partition, self.request.message_key, self.approvals_asked
         );
         remember_picker(
             redis,

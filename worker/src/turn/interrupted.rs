@@ -54,7 +54,7 @@ pub async fn turn_progress(
         &mut conn,
         &scope.account,
         &scope.chat_id,
-        (request.partition, &request.entry_id),
+        (request.partition, &request.message_key),
         CONVERSATION_LIMIT,
     )
     .await?;
@@ -91,14 +91,14 @@ pub async fn end_interrupted_turn(
         account = %scope.account,
         chat = %scope.chat_id,
         partition = request.partition,
-        entry = %request.entry_id,
+        message_key = %request.message_key,
         "turn interrupted: its earlier attempt stopped mid-way; ending it without re-running it"
     );
     let writer = TurnWriter::new(
         deps.publisher.clone(),
         scope.clone(),
         request.partition,
-        request.entry_id.clone(),
+        request.message_key.clone(),
     );
     let error = ErrorPayload::new(ErrorCode::Internal, INTERRUPTED_MESSAGE.to_owned());
     writer
@@ -137,7 +137,7 @@ pub async fn end_answered_turn(
         deps.publisher.clone(),
         scope.clone(),
         request.partition,
-        request.entry_id.clone(),
+        request.message_key.clone(),
     );
     let idle = ServerBody::AgentIdle(AgentIdle {});
     writer

@@ -48,7 +48,7 @@ pub async fn run_turn(
         deps.publisher.clone(),
         scope.clone(),
         request.partition,
-        request.entry_id.clone(),
+        request.message_key.clone(),
     );
     if !start.user_message_written {
         let user_message = user_message_of(&deps, &scope, &request).await?;
@@ -157,7 +157,7 @@ pub async fn user_message_of(
 ) -> Result<Outgoing, PublishError> {
     let message = UserMessage {
         partition: request.partition,
-        entry_id: &request.entry_id,
+        key: &request.message_key,
         device_id: &request.device_id,
         request_id: request.request_id,
         text: &request.text,
@@ -204,7 +204,7 @@ async fn turn_input(
     };
     let input = TurnInput {
         text: request.text.clone(),
-        history: conversation::as_conversation(&entries, request.partition, &request.entry_id),
+        history: conversation::as_conversation(&entries, request.partition, &request.message_key),
         model: settings.model.or_else(|| deps.agent.default_model()),
         session_id: format!("iris-{}-{}", scope.account, scope.chat_id),
         turn_key: format!("iris-{}-{}", scope.account, request.answer_message_id()),

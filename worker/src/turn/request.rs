@@ -18,8 +18,9 @@ use crate::turn::publisher::Publisher;
 pub struct TurnRequest {
     /// Partition the request came from.
     pub partition: Partition,
-    /// Its inbound entry id.
-    pub entry_id: String,
+    /// The key its messages and effects are named by: the one the gateway gave the
+    /// user's message, or the inbound entry id.
+    pub message_key: String,
     /// Device that sent it.
     pub device_id: String,
     /// Its request id.
@@ -43,7 +44,10 @@ impl TurnRequest {
     ) -> Self {
         Self {
             partition: entry.partition,
-            entry_id: entry.entry_id.clone(),
+            message_key: request
+                .user_message_key
+                .clone()
+                .unwrap_or_else(|| entry.entry_id.clone()),
             device_id: request.device_id.clone(),
             request_id,
             text,
@@ -54,12 +58,12 @@ impl TurnRequest {
 
     /// Message id of the user's message (stable across re-runs).
     pub fn user_message_id(&self) -> String {
-        user_message::user_message_id(self.partition, &self.entry_id)
+        user_message::user_message_id(self.partition, &self.message_key)
     }
 
     /// Message id of the agent's answer (stable across re-runs).
     pub fn answer_message_id(&self) -> String {
-        user_message::answer_message_id(self.partition, &self.entry_id)
+        user_message::answer_message_id(self.partition, &self.message_key)
     }
 }
 

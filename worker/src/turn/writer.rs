@@ -35,23 +35,20 @@ pub struct TurnWriter {
     publisher: Publisher,
     scope: ChatScope,
     partition: Partition,
-    entry_id: String,
+    /// Key of the handling whose effects these are (a turn's message key, or an entry id).
+    key: String,
     next_dynamic: u32,
 }
 
 impl TurnWriter {
-    /// A writer for the turn of inbound entry `entry_id` of `partition`.
-    pub fn new(
-        publisher: Publisher,
-        scope: ChatScope,
-        partition: Partition,
-        entry_id: String,
-    ) -> Self {
+    /// A writer for the effects of key `key` (a turn's message key, or the id of the
+    /// inbound entry handled) of `partition`.
+    pub fn new(publisher: Publisher, scope: ChatScope, partition: Partition, key: String) -> Self {
         Self {
             publisher,
             scope,
             partition,
-            entry_id,
+            key,
             next_dynamic: FIRST_DYNAMIC_ORDINAL,
         }
     }
@@ -65,7 +62,7 @@ impl TurnWriter {
     pub fn effect(&self, ordinal: u32) -> EffectId {
         EffectId {
             partition: self.partition,
-            entry_id: self.entry_id.clone(),
+            entry_id: self.key.clone(),
             ordinal,
         }
     }

@@ -105,7 +105,7 @@ impl ChatActor {
                 Ok(FollowUp::Turn(text)) => {
                     let turn = TurnRequest {
                         partition: entry.partition,
-                        entry_id: format!("{}.retry", entry.entry_id),
+                        message_key: format!("{}.retry", entry.entry_id),
                         device_id: request.device_id.clone(),
                         request_id: None,
                         text,
