@@ -253,3 +253,49 @@ impl InboundEntry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry_with(fields: &[(&str, &str)]) -> StreamId {
+        let map = fields
+            .iter()
+            .map(|(name, value)| {
+                let value = redis::Value::BulkString(value.as_bytes().to_vec());
+                ((*name).to_owned(), value)
+            })
+            .collect();
+        StreamId {
+            id: "1700000000000-0".to_owned(),
+            map,
+            ..Default::default()
+        }
+    }
+
+    const REQUEST: [(&str, &str); 4] = [
+        (field::ACCOUNT, "acct"),
+        (field::DEVICE, "phone"),
+        (field::CHAT, "main"),
+        (field::FRAME, "{}"),
+    ];
+
+    #[test]
+    fn an_entry_carries_the_key_its_gateway_gave_the_user_s_message() {
+        let key = crate::user_message::new_message_key(1_700_000_000_000);
+        let mut fields = REQUEST.to_vec();
+        fields.push((field::USER_MESSAGE_KEY, &key));
+        let request = InboundRequest::from_entry(&entry_with(&fields)).expect("readable");
+        assert_eq!(request.user_message_key.as_deref(), Some(key.as_str()));
+    }
+
+    #[test]
+    fn an_entry_with_only_the_older_mark_is_named_by_its_entry_id() {
+        let mut fields = REQUEST.to_vec();
+        fields.push((field::USER_MESSAGE_KEY, "1"));
+        let request = InboundRequest::from_entry(&entry_with(&fields)).expect("readable");
+        assert_eq!(request.user_message_key, None);
+        let request = InboundRequest::from_entry(&entry_with(&REQUEST)).expect("readable");
+        assert_eq!(request.user_message_key, None);
+    }
+}
