@@ -22,7 +22,7 @@ use crate::protocol::{
     AgentBusy, BusyReason, MediaRef, MessagePayload, Role, ServerBody, ServerFrame,
 };
 use crate::publish::{publish, ChatScope, Outgoing, PublishError};
-use crate::redis_conn::{Connection, Link, Refusal};
+use crate::redis_conn::{Connection, Link};
 
 /// Effect ordinal of the user's message within the handling of its inbound entry.
 pub const USER_MESSAGE_ORDINAL: u32 = 0;
@@ -132,7 +132,7 @@ pub struct SentFromGateway {
 /// sent before either answers. The message is written unfenced (the request alone
 /// determines it), and followed by `agent.busy {unavailable: true}` when no worker held the
 /// chat's partition, so the devices know the answer waits for one. Fails only when the
-/// request could not be appended.
+/// request could not be appended, twice.
 pub async fn send_from_gateway(
     conn: &mut Connection,
     partitions: u32,
@@ -141,8 +141,7 @@ pub async fn send_from_gateway(
     message: &UserMessage<'_>,
 ) -> redis::RedisResult<SentFromGateway> {
     // The append goes on a second handle of the same link, so it is on its way while the
-    // message's script is; a refused write was not applied, and is sent again through
-    // `conn`, which finds the new master.
+    // message's script is.
     let mut link = Link::clone(conn);
     let (enqueued, written) = join(
         request.enqueue(&mut link, partitions),
@@ -150,8 +149,14 @@ pub async fn send_from_gateway(
     )
     .await;
     let enqueued = match enqueued {
-        Err(err) if err.refuses_writes() => request.enqueue(conn, partitions).await?,
-        other => other?,
+        Ok(enqueued) => enqueued,
+        // The message may be shown already: the append is sent once more, through `conn`
+        // (which finds the new master after a refusal). Should both land, the two entries
+        // share the key that names the turn's effects, so the turn runs once.
+        Err(err) => {
+            tracing::debug!(%err, "inbound append failed; sending it again");
+            request.enqueue(conn, partitions).await?
+        }
     };
     let mut written = written.map(|published| u64::from(published.appended));
     if let (Ok(appended), false) = (&mut written, enqueued.owned) {

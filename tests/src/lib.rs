@@ -40,6 +40,7 @@ pub mod frames;
 pub mod hermes_upstream;
 pub mod http_probe;
 pub mod http_recorder;
+pub mod inbound_append;
 pub mod otlp_receiver;
 pub mod ports;
 pub mod prometheus_server;

@@ -10,6 +10,7 @@ use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
 use iris_tests::frames::{id_of, of_type, payload_str, type_of};
 use iris_tests::http_probe::{self, HttpResponse};
+use iris_tests::inbound_append::enqueue;
 
 const ADMIN_KEY: &str = "admin-key-for-tests-0123456789";
 
@@ -247,33 +248,6 @@ async fn messages_published_one_after_another_arrive_in_order_without_waiting_fo
         .filter_map(|m| m["text"].as_str())
         .collect();
     assert_eq!(listed, texts, "history lists the messages out of order");
-}
-
-/// Appends `request` to its inbound stream as a gateway does, on whichever Redis the
-/// cluster runs on (one server, the Sentinels' master, or a Redis Cluster).
-async fn enqueue(cluster: &Cluster, request: &InboundRequest) {
-    let partitions = cluster.partitions();
-    let enqueued = match cluster.redis_cluster() {
-        Some(redis_cluster) => {
-            let nodes: Vec<String> = redis_cluster
-                .node_ports()
-                .iter()
-                .map(|port| format!("redis://127.0.0.1:{port}"))
-                .collect();
-            let client = redis::cluster::ClusterClient::new(nodes).expect("cluster nodes");
-            let mut conn = client.get_async_connection().await.expect("connecting");
-            request.enqueue(&mut conn, partitions).await
-        }
-        None => {
-            let client = redis::Client::open(cluster.redis().url()).expect("Redis URL");
-            let mut conn = client
-                .get_multiplexed_async_connection()
-                .await
-                .expect("connecting to Redis");
-            request.enqueue(&mut conn, partitions).await
-        }
-    };
-    enqueued.expect("enqueueing");
 }
 
 /// Proves that a server request an older gateway left in the inbound stream (it forwarded

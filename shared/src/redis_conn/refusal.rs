@@ -39,17 +39,11 @@ impl Refusal for () {
     }
 }
 
-impl Refusal for redis::RedisError {
-    fn refuses_writes(&self) -> bool {
-        is_refusal_code(self.code())
-    }
-}
-
 impl<T: Refusal> Refusal for redis::RedisResult<T> {
     fn refuses_writes(&self) -> bool {
         match self {
             Ok(value) => value.refuses_writes(),
-            Err(err) => err.refuses_writes(),
+            Err(err) => is_refusal_code(err.code()),
         }
     }
 }
