@@ -4,8 +4,11 @@
 //! turn cut off by a stopped worker looks like: its start, then `error`, an empty
 //! `message.stop {interrupted: true}` and `agent.idle`, each once.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
+use crate::client::Client;
 use crate::frames::{id_of, payload_str, seq_of, type_of};
 
 /// Types of a turn's frames that are outboxed (carry a seq), in the order they come.
@@ -171,5 +174,22 @@ pub fn assert_interrupted_turn(device: &str, frames: &[Value], text: &str) {
             "update text {update:?} is not a prefix of {answer:?}; {}",
             shown()
         );
+    }
+}
+
+/// Reads frames into `frames` until the `message.stop` answering `text` and the `agent.idle` after it.
+pub async fn recv_through_answer(device: &mut Client, text: &str, frames: &mut Vec<Value>) {
+    let mut answered = false;
+    loop {
+        let frame = device
+            .recv_within(Duration::from_secs(20))
+            .await
+            .unwrap_or_else(|| panic!("no answer to {text:?}; so far: {frames:#?}"));
+        answered |= is_stop_answering(&frame, text);
+        let idle = type_of(&frame) == "agent.idle";
+        frames.push(frame);
+        if answered && idle {
+            return;
+        }
     }
 }

@@ -4,37 +4,17 @@
 //! worker killed with messages queued leaves them to the next owner, which answers each
 //! once.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
-use iris_tests::client::Client;
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
 use iris_tests::frames::{id_of, payload_str, type_of};
-use iris_tests::turn::{is_stop_answering, is_user_message};
+use iris_tests::turn::{is_stop_answering, is_user_message, recv_through_answer};
 
 /// Long enough for five chunks of the echo agent: with 300 ms between chunks a turn takes
 /// about 1.5 s.
 fn slow_text(label: &str) -> String {
     format!("{label}: a question the agent answers slowly, chunk after chunk, for a while")
-}
-
-/// Reads frames until the `message.stop` answering `text` and the `agent.idle` after it.
-async fn recv_through_answer(device: &mut Client, text: &str, frames: &mut Vec<Value>) {
-    let mut answered = false;
-    loop {
-        let frame = device
-            .recv_within(Duration::from_secs(20))
-            .await
-            .unwrap_or_else(|| panic!("no answer to {text:?}; so far: {frames:#?}"));
-        answered |= is_stop_answering(&frame, text);
-        let idle = type_of(&frame) == "agent.idle";
-        frames.push(frame);
-        if answered && idle {
-            return;
-        }
-    }
 }
 
 fn position(frames: &[Value], what: &str, found: impl Fn(&Value) -> bool) -> usize {

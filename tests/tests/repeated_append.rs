@@ -2,38 +2,17 @@
 //! `message.send` can reach the worker as two entries carrying the same message key: the
 //! devices see its message once and one answer, and the chat goes on.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
 use iris_shared::protocol::DEFAULT_CHAT_ID;
 use iris_shared::user_message::new_message_key;
-use iris_tests::client::Client;
 use iris_tests::cluster::Cluster;
 use iris_tests::cluster_spec::ClusterSpec;
-use iris_tests::frames::{payload_str, type_of};
+use iris_tests::frames::payload_str;
 use iris_tests::inbound_append::enqueue;
-use iris_tests::turn::{is_stop_answering, is_user_message};
-
-/// Reads frames until the `agent.idle` after the `message.stop` answering `text`.
-async fn frames_through_answer(device: &mut Client, text: &str) -> Vec<Value> {
-    let mut frames = Vec::new();
-    let mut answered = false;
-    loop {
-        let frame = device
-            .recv_within(Duration::from_secs(20))
-            .await
-            .unwrap_or_else(|| panic!("no answer to {text:?}; so far: {frames:#?}"));
-        answered |= is_stop_answering(&frame, text);
-        let idle = type_of(&frame) == "agent.idle";
-        frames.push(frame);
-        if answered && idle {
-            return frames;
-        }
-    }
-}
+use iris_tests::turn::{is_stop_answering, is_user_message, recv_through_answer};
 
 /// Proves that two inbound entries of one `message.send` (same message key, the second
 /// read while the first one's turn still streams) show the user's message once and answer
@@ -68,7 +47,8 @@ async fn a_message_appended_twice_under_one_key_is_shown_and_answered_once() {
     }
     let later = "sent after it";
     phone.send_message(later).await;
-    let frames = frames_through_answer(&mut phone, later).await;
+    let mut frames = Vec::new();
+    recv_through_answer(&mut phone, later, &mut frames).await;
 
     let shown: Vec<&Value> = frames.iter().filter(|f| is_user_message(f, text)).collect();
     assert_eq!(
