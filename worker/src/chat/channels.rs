@@ -18,7 +18,7 @@ use iris_shared::search;
 
 use super::ChatActor;
 use crate::turn::publisher::{Outgoing, PublishError};
-use crate::turn::writer::TurnWriter;
+use crate::turn::writer::{TurnWriter, FIRST_DYNAMIC_ORDINAL};
 use crate::turn::TurnDeps;
 
 /// A channel request that cannot be applied, and why (sent as an `error`).
@@ -36,7 +36,8 @@ impl Refusal {
     }
 }
 
-/// The frames a channel change writes: the first answers the request.
+/// The frames a channel change writes: the first answers the request (and is written last,
+/// under the effect ordinal of its place here).
 type Frames = Vec<ServerBody>;
 
 impl ChatActor {
@@ -62,15 +63,21 @@ impl ChatActor {
                 Ok(frames) => frames,
                 Err(refusal) => return Ok(Some(refusal)),
             };
-            let mut writer = TurnWriter::new(deps.publisher.clone(), scope, partition, entry_id);
-            for (index, body) in frames.into_iter().enumerate() {
+            let writer = TurnWriter::new(deps.publisher.clone(), scope, partition, entry_id);
+            let mut frames: Vec<(u32, ServerBody)> =
+                (FIRST_DYNAMIC_ORDINAL..).zip(frames).collect();
+            // The answer goes last: a device that acts on it (sends into a thread it just
+            // made) has every other frame of the change before those of its next request.
+            frames.rotate_left(1);
+            let answer_at = frames.len().saturating_sub(1);
+            for (index, (ordinal, body)) in frames.into_iter().enumerate() {
                 let outgoing = Outgoing::broadcast(ServerFrame::new(body));
-                let outgoing = if index == 0 {
+                let outgoing = if index == answer_at {
                     outgoing.answering(&device, request_id)
                 } else {
                     outgoing
                 };
-                writer.numbered(outgoing).await?;
+                writer.fixed(ordinal, outgoing).await?;
             }
             Ok::<_, PublishError>(None)
         };
