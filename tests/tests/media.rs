@@ -562,6 +562,9 @@ struct MotoServer {
     _logs: ScratchDir,
 }
 
+/// How long moto may take over its first S3 request.
+const FIRST_S3_REQUEST: Duration = Duration::from_secs(30);
+
 impl MotoServer {
     /// Starts `moto_server` from the venv `scripts/install-moto.sh` creates and waits
     /// until it answers.
@@ -601,11 +604,13 @@ impl MotoServer {
         }
     }
 
-    /// Creates `bucket` (moto accepts a plain unsigned `PUT /bucket`).
+    /// Creates `bucket` (moto accepts a plain unsigned `PUT /bucket`). moto loads its S3
+    /// backend on the first S3 request, which takes seconds on a loaded machine.
     async fn create_bucket(&self, bucket: &str) {
-        let response = http_probe::request(self.addr, "PUT", &format!("/{bucket}"), None, None)
-            .await
-            .expect("PUT to moto");
+        let path = format!("/{bucket}");
+        let put =
+            http_probe::request_within(FIRST_S3_REQUEST, self.addr, "PUT", &path, None, None, &[]);
+        let response = put.await.expect("PUT to moto");
         assert_eq!(
             response.status, 200,
             "creating bucket {bucket}: {response:?}"
