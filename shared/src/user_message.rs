@@ -17,7 +17,7 @@ use futures_util::future::join;
 use crate::consumer_group::entry_order;
 use crate::inbound::{Enqueued, InboundRequest};
 use crate::outbox::EffectId;
-use crate::partition::Partition;
+use crate::partition::{partition_of, Partition};
 use crate::protocol::{
     AgentBusy, BusyReason, MediaRef, MessagePayload, Role, ServerBody, ServerFrame,
 };
@@ -89,7 +89,27 @@ pub struct UserMessage<'a> {
     pub received_ms: u64,
 }
 
-impl UserMessage<'_> {
+impl<'a> UserMessage<'a> {
+    /// The user's message `request` names by its key (none when the gateway leaves the
+    /// message to the worker): partition, key, sender and time come from the request.
+    pub fn carried_by(
+        request: &'a InboundRequest,
+        partitions: u32,
+        request_id: Option<u64>,
+        text: &'a str,
+        media: Vec<MediaRef>,
+    ) -> Option<Self> {
+        Some(Self {
+            partition: partition_of(&request.account, &request.chat_id, partitions),
+            key: request.user_message_key.as_deref()?,
+            device_id: &request.device_id,
+            request_id,
+            text,
+            media,
+            received_ms: request.received_ms,
+        })
+    }
+
     /// The message as it is shown and kept in history.
     pub fn payload(&self) -> MessagePayload {
         MessagePayload {

@@ -7,7 +7,6 @@ use tracing::Instrument as _;
 use iris_shared::clock::now_ms;
 use iris_shared::inbound::InboundRequest;
 use iris_shared::media::record::{self, MediaRecord};
-use iris_shared::partition::partition_of;
 use iris_shared::pickers;
 use iris_shared::protocol::{
     AppBody, AppFrame, ErrorCode, Notification, Pong, ServerBody, ServerFrame, DEFAULT_CHAT_ID,
@@ -330,21 +329,15 @@ impl Session {
                 }
             }
             request.frame_json = frame.to_json();
-            let Some(text) = user_text else {
+            let message = user_text
+                .as_deref()
+                .and_then(|text| UserMessage::carried_by(&request, partitions, id, text, media));
+            let Some(message) = message else {
                 request
                     .enqueue(&mut conn, partitions)
                     .await
                     .map_err(|err| Refused::Backend(err.to_string()))?;
                 return Ok(());
-            };
-            let message = UserMessage {
-                partition: partition_of(&request.account, &request.chat_id, partitions),
-                key: request.user_message_key.as_deref().unwrap_or_default(),
-                device_id: &request.device_id,
-                request_id: id,
-                text: &text,
-                media,
-                received_ms: request.received_ms,
             };
             let sent = send_from_gateway(&mut conn, partitions, &request, chat, &message)
                 .await

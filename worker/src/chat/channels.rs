@@ -64,20 +64,18 @@ impl ChatActor {
                 Err(refusal) => return Ok(Some(refusal)),
             };
             let writer = TurnWriter::new(deps.publisher.clone(), scope, partition, entry_id);
-            let mut frames: Vec<(u32, ServerBody)> =
-                (FIRST_DYNAMIC_ORDINAL..).zip(frames).collect();
+            let mut frames = frames.into_iter();
+            let answer = frames.next();
             // The answer goes last: a device that acts on it (sends into a thread it just
             // made) has every other frame of the change before those of its next request.
-            frames.rotate_left(1);
-            let answer_at = frames.len().saturating_sub(1);
-            for (index, (ordinal, body)) in frames.into_iter().enumerate() {
+            for (ordinal, body) in (FIRST_DYNAMIC_ORDINAL + 1..).zip(frames) {
                 let outgoing = Outgoing::broadcast(ServerFrame::new(body));
-                let outgoing = if index == answer_at {
-                    outgoing.answering(&device, request_id)
-                } else {
-                    outgoing
-                };
                 writer.fixed(ordinal, outgoing).await?;
+            }
+            if let Some(answer) = answer {
+                let outgoing = Outgoing::broadcast(ServerFrame::new(answer));
+                let outgoing = outgoing.answering(&device, request_id);
+                writer.fixed(FIRST_DYNAMIC_ORDINAL, outgoing).await?;
             }
             Ok::<_, PublishError>(None)
         };
